@@ -1,0 +1,1 @@
+"""The pluggable conformance suite for Delta checkpoint writers and readers."""

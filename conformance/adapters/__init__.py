@@ -1,0 +1,1 @@
+"""Adapters: each wraps one implementation (reference, delta-spark, deltalake, any command) for the suite."""

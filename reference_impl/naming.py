@@ -1,0 +1,162 @@
+"""Names of the files in ``_delta_log``: parse every kind, format every kind.
+
+Spec: ``spec/checkpoints.md`` § File naming (``CKPT-NAME-*``); PROTOCOL.md "Delta Log Entries",
+"Checkpoints", "Checkpoint Naming Scheme", "Log Compaction Files", "Version Checksum File".
+
+Two levels of strictness, one parser:
+
+| level | what it accepts | who uses it |
+|---|---|---|
+| lenient (:func:`parse_log_file_name`) | what delta-spark's ``FileNames`` regexes accept: any number of version digits, any dot-free token in a UUID-named checkpoint | readers (``CKPT-READ``), listing |
+| strict (``LogFileName.conforms``) | the spec's padding (20 digits for versions, 10 for part numbers), a real UUID, ``1 <= o <= p`` and ``p > 1`` for parts | writer self-checks and the writer conformance tests |
+
+Names that start with ``.`` (temp files such as ``.<name>.<uuid>.tmp`` and Hadoop ``.<name>.crc``)
+are :attr:`LogFileKind.HIDDEN` and never take part in anything. Sidecar names are arbitrary
+(delta#4807): nothing here parses a version out of one.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+import uuid as uuid_mod
+from dataclasses import dataclass
+
+LAST_CHECKPOINT = "_last_checkpoint"
+SIDECAR_DIR = "_sidecars"
+DELTA_LOG = "_delta_log"
+
+_UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+# delta-spark FileNames: whole-name matches.
+_COMMIT_RE = re.compile(r"^(\d+)\.json$")
+_CRC_RE = re.compile(r"^(\d+)\.crc$")
+_COMPACTION_RE = re.compile(r"^(\d+)\.(\d+)\.compacted\.json$")
+_CLASSIC_RE = re.compile(r"^(\d+)\.checkpoint\.parquet$")
+_PART_RE = re.compile(r"^(\d+)\.checkpoint\.(\d+)\.(\d+)\.parquet$")
+_UUID_CKPT_RE = re.compile(r"^(\d+)\.checkpoint\.([^.]+)\.(json|parquet)$")
+
+
+class LogFileKind(enum.Enum):
+    """What a name in ``_delta_log`` denotes."""
+
+    COMMIT = "commit"
+    CHECKPOINT_CLASSIC = "classic"
+    CHECKPOINT_PART = "multi-part"
+    CHECKPOINT_UUID = "uuid"
+    CRC = "crc"
+    COMPACTION = "compaction"
+    LAST_CHECKPOINT = "last_checkpoint"
+    HIDDEN = "hidden"
+    OTHER = "other"
+
+    @property
+    def is_checkpoint(self) -> bool:
+        return self in (
+            LogFileKind.CHECKPOINT_CLASSIC,
+            LogFileKind.CHECKPOINT_PART,
+            LogFileKind.CHECKPOINT_UUID,
+        )
+
+
+@dataclass(frozen=True)
+class LogFileName:
+    """A parsed ``_delta_log`` entry name.
+
+    ``version`` is the (start) version; ``end_version`` only for compactions; ``part``/``num_parts``
+    only for multi-part checkpoints; ``token``/``fmt`` only for UUID-named checkpoints.
+    ``conforms`` says whether the name follows the spec's strict form.
+    """
+
+    name: str
+    kind: LogFileKind
+    version: int | None = None
+    end_version: int | None = None
+    part: int | None = None
+    num_parts: int | None = None
+    token: str | None = None
+    fmt: str | None = None
+    conforms: bool = True
+
+
+def _padded(digits: str, width: int) -> bool:
+    return len(digits) == width
+
+
+def parse_log_file_name(name: str) -> LogFileName:
+    """Classify a bare file name found in ``_delta_log`` (lenient, as delta-spark)."""
+    if name == LAST_CHECKPOINT:
+        return LogFileName(name, LogFileKind.LAST_CHECKPOINT)
+    if name.startswith("."):
+        return LogFileName(name, LogFileKind.HIDDEN, conforms=False)
+    if m := _COMMIT_RE.match(name):
+        return LogFileName(name, LogFileKind.COMMIT, version=int(m[1]), conforms=_padded(m[1], 20))
+    if m := _CLASSIC_RE.match(name):
+        return LogFileName(
+            name, LogFileKind.CHECKPOINT_CLASSIC, version=int(m[1]), fmt="parquet", conforms=_padded(m[1], 20)
+        )
+    if m := _PART_RE.match(name):
+        part, num = int(m[2]), int(m[3])
+        ok = _padded(m[1], 20) and _padded(m[2], 10) and _padded(m[3], 10) and 1 <= part <= num and num > 1
+        return LogFileName(
+            name,
+            LogFileKind.CHECKPOINT_PART,
+            version=int(m[1]),
+            part=part,
+            num_parts=num,
+            fmt="parquet",
+            conforms=ok,
+        )
+    if m := _UUID_CKPT_RE.match(name):
+        ok = _padded(m[1], 20) and bool(_UUID_RE.match(m[2]))
+        return LogFileName(
+            name, LogFileKind.CHECKPOINT_UUID, version=int(m[1]), token=m[2], fmt=m[3], conforms=ok
+        )
+    if m := _CRC_RE.match(name):
+        return LogFileName(name, LogFileKind.CRC, version=int(m[1]), conforms=_padded(m[1], 20))
+    if m := _COMPACTION_RE.match(name):
+        start, end = int(m[1]), int(m[2])
+        ok = _padded(m[1], 20) and _padded(m[2], 20) and end > start
+        return LogFileName(name, LogFileKind.COMPACTION, version=start, end_version=end, conforms=ok)
+    return LogFileName(name, LogFileKind.OTHER, conforms=False)
+
+
+def commit_name(version: int) -> str:
+    return f"{version:020d}.json"
+
+
+def crc_name(version: int) -> str:
+    return f"{version:020d}.crc"
+
+
+def classic_checkpoint_name(version: int) -> str:
+    return f"{version:020d}.checkpoint.parquet"
+
+
+def part_checkpoint_name(version: int, part: int, num_parts: int) -> str:
+    """Name of part ``part`` (1-based) of a ``num_parts``-part checkpoint."""
+    return f"{version:020d}.checkpoint.{part:010d}.{num_parts:010d}.parquet"
+
+
+def uuid_checkpoint_name(version: int, token: uuid_mod.UUID, fmt: str) -> str:
+    if fmt not in ("json", "parquet"):
+        raise ValueError(f"UUID-named checkpoints are json or parquet, not {fmt!r}")
+    return f"{version:020d}.checkpoint.{token}.{fmt}"
+
+
+def sidecar_name(version: int, part: int, num_parts: int, token: uuid_mod.UUID) -> str:
+    """delta-spark's sidecar name: ``v.checkpoint.part.numParts.uuid.parquet`` (part is 1-based)."""
+    return f"{version:020d}.checkpoint.{part:010d}.{num_parts:010d}.{token}.parquet"
+
+
+def compaction_name(start: int, end: int) -> str:
+    return f"{start:020d}.{end:020d}.compacted.json"
+
+
+def temp_name(final_name: str, token: uuid_mod.UUID) -> str:
+    """A hidden temp-file name next to ``final_name`` (``.<final>.<uuid>.tmp``, as delta-spark)."""
+    return f".{final_name}.{token}.tmp"
+
+
+def version_prefix(version: int) -> str:
+    """The listing prefix of every file at ``version`` (zero padding makes it sort by version)."""
+    return f"{version:020d}."
