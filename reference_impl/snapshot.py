@@ -309,6 +309,15 @@ def _reconcile(file_actions: DataFrame, needs_merge: bool) -> DataFrame:
     )
 
 
+def require_table(table: str | Path) -> Path:
+    """The table root, after checking it has a ``_delta_log`` directory (cheap; no Spark needed)."""
+    root = to_local_path(table)
+    log_dir = log_dir_of(root)
+    if not log_dir.is_dir():
+        raise TableNotFound("no _delta_log directory", path=str(log_dir))
+    return root
+
+
 def read_snapshot(
     spark: SparkSession,
     table: str | Path,
@@ -318,10 +327,8 @@ def read_snapshot(
     max_fallbacks: int = DEFAULT_MAX_FALLBACKS,
 ) -> Snapshot:
     """Reconstruct ``version`` (default: latest) of ``table``. See the module docs."""
-    root = to_local_path(table)
+    root = require_table(table)
     log_dir = log_dir_of(root)
-    if not log_dir.is_dir():
-        raise TableNotFound("no _delta_log directory", path=str(log_dir))
     listing = list_log(log_dir)
     if not listing.commits and not listing.checkpoints:
         raise TableNotFound("_delta_log has no commit and no checkpoint", path=str(log_dir))

@@ -36,13 +36,13 @@ ENV_MASTER = "DELTA_CKPT_SPARK_MASTER"
 ENV_CONF = "DELTA_CKPT_SPARK_CONF"
 DEFAULT_MASTER = "local[2]"
 
-_LOG4J = Path(__file__).with_name("resources") / "log4j2.properties"
+_SPARK_CONF_DIR = Path(__file__).with_name("resources") / "spark-conf"  # holds our quiet log4j2.properties
 
 _BASE_CONF: dict[str, str] = {
     "spark.sql.session.timeZone": "UTC",
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
-    "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{_LOG4J} -Duser.timezone=UTC",
+    "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
     "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
     "spark.sql.sources.partitionOverwriteMode": "static",
 }
@@ -106,6 +106,7 @@ def _build(settings: SparkSettings, extra: Mapping[str, str]) -> SparkSession:
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("SPARK_CONF_DIR", str(_SPARK_CONF_DIR))
     os.environ.setdefault("PYSPARK_PYTHON", _python_executable())
     conf: dict[str, str] = dict(_BASE_CONF)
     if settings.is_local:

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Create the virtualenv (if it is missing or its inputs changed) with the pinned dependency set,
+# then resolve delta-spark's jars from Maven Central into .cache/ (once; later runs are offline).
+# Sourced by run-tests.sh and run-matrix.sh; sets VENV.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${DELTA_CKPT_VENV:-$ROOT/.venv}"
+PYTHON="${PYTHON:-python3}"
+STAMP="$VENV/.delta-ckpt-installed"
+want="$(cat "$ROOT/pyproject.toml" "$ROOT/constraints.txt" | sha256sum | cut -d' ' -f1)"
+if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$STAMP" 2>/dev/null || true)" != "$want" ]; then
+  echo "[setup] installing the pinned environment into $VENV (first run: a few minutes)" >&2
+  "$PYTHON" -m venv "$VENV"
+  "$VENV/bin/python" -m pip install -q --upgrade pip
+  "$VENV/bin/python" -m pip install -q -c "$ROOT/constraints.txt" -e "$ROOT[dev]"
+  echo "$want" > "$STAMP"
+fi
+# Resolve the oracle's jars now, so the first Spark start does not stall on downloads.
+# Outside CI a failure only warns (delta-spark tests then skip, loudly); under CI=true it fails.
+if ! "$VENV/bin/delta-ckpt" env --resolve-jars >&2; then
+  if [ "${CI:-}" = "true" ]; then
+    echo "[setup] delta-spark jars could not be resolved and CI=true: failing" >&2
+    exit 1
+  fi
+  echo "[setup] WARNING: delta-spark jars unavailable; delta-spark tests will be skipped" >&2
+fi
+export VENV
