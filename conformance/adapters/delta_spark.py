@@ -30,7 +30,7 @@ def _jvm(spark: SparkSession) -> Any:
 def delta_log(spark: SparkSession, table: str) -> Any:
     """A fresh ``DeltaLog`` for ``table`` (the JVM-side cache is cleared)."""
     jvm = _jvm(spark)
-    delta_log_cls = getattr(jvm.org.apache.spark.sql.delta, "DeltaLog")
+    delta_log_cls = jvm.org.apache.spark.sql.delta.DeltaLog
     delta_log_cls.clearCache()
     return delta_log_cls.forTable(spark._jsparkSession, to_uri(to_local_path(table)))
 
