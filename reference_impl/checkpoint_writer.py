@@ -226,20 +226,8 @@ def resolve_plan(options: CheckpointOptions, snap: Snapshot) -> _Plan:
             rule="CKPT-FEAT-009",
         )
     v2_supported = snap.supports_v2_checkpoints
-    spec = options.spec or ("v2" if policy == "v2" and v2_supported else "v1")
-    if spec == "v2" and not v2_supported:
-        raise V2FeatureNotSupported(
-            f"version {snap.version} does not support the v2Checkpoint table feature "
-            f"(readerFeatures={snap.reader_features}, writerFeatures={snap.writer_features})",
-            path=table,
-            rule="CKPT-FEAT-003",
-        )
     parts = options.parts
     if parts is not None:
-        if spec == "v2":
-            raise InvalidOption(
-                "--parts makes a multi-part V1 checkpoint; it cannot be combined with --spec v2"
-            )
         if parts < 2:
             raise InvalidOption(f"--parts must be at least 2 (a multi-part checkpoint has p > 1 parts), got {parts}",
                                 rule="CKPT-PART-005")  # fmt: skip
@@ -249,6 +237,18 @@ def resolve_plan(options: CheckpointOptions, snap: Snapshot) -> _Plan:
                 path=table,
                 rule="CKPT-FEAT-005",
             )
+        if options.spec == "v2":
+            raise InvalidOption(
+                "--parts makes a multi-part V1 checkpoint; it cannot be combined with --spec v2"
+            )
+    spec = options.spec or ("v2" if policy == "v2" and v2_supported and parts is None else "v1")
+    if spec == "v2" and not v2_supported:
+        raise V2FeatureNotSupported(
+            f"version {snap.version} does not support the v2Checkpoint table feature "
+            f"(readerFeatures={snap.reader_features}, writerFeatures={snap.writer_features})",
+            path=table,
+            rule="CKPT-FEAT-003",
+        )
     naming = options.naming or ("uuid" if spec == "v2" else "classic")
     if naming == "uuid" and spec == "v1":
         raise InvalidOption("UUID-named checkpoints follow the V2 spec; use --spec v2 or --naming classic",
@@ -322,10 +322,18 @@ def _json_line(action: dict[str, Any]) -> str:
 
 
 def _actions_df(spark: SparkSession, actions: list[dict[str, Any]], columns: tuple[str, ...]) -> DataFrame:
-    """A DataFrame of single-action rows from JSON-form actions (small: non-file actions only)."""
+    """A DataFrame of single-action rows from JSON-form actions (few: non-file actions only).
+
+    Built from literals and ``from_json`` in the JVM — no Python worker is started.
+    """
     schema = single_action_schema(columns)
-    rdd = spark.sparkContext.parallelize([_json_line(a) for a in actions], 1)
-    return spark.read.schema(schema).json(rdd)
+    if not actions:
+        return spark.range(0).select(*[F.lit(None).cast(f.dataType).alias(f.name) for f in schema.fields])
+    lines = F.array(*[F.lit(_json_line(a)) for a in actions])
+    parsed = (
+        spark.range(1).select(F.explode(lines).alias("line")).select(F.from_json("line", schema).alias("a"))
+    )
+    return parsed.select(*[F.col("a").getField(f.name).alias(f.name) for f in schema.fields])
 
 
 @dataclass
