@@ -1,0 +1,75 @@
+"""Test-suite wiring: one SparkSession per process, oracle availability, temp tables.
+
+* ``spark``: the process's only session. It carries delta-spark's jars when they can be resolved
+  (the reference code never uses them; ``tests/reference/test_no_delta_jars.py`` proves it in a
+  subprocess with a plain session).
+* ``delta_spark``: the same session, but the test needs delta-spark itself — skipped with a loud
+  reason when the jars are unavailable, and **failed** under ``CI=true``.
+* ``deltalake``: the ``deltalake`` module, with the same skip/fail rule.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+import pytest
+
+from reference_impl.errors import DeltaJarsUnavailable
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+IN_CI = os.environ.get("CI", "").lower() == "true"
+# Tests run Spark locally with one retry per task, so task-retry behaviour can be tested in-process.
+os.environ.setdefault("DELTA_CKPT_SPARK_MASTER", "local[2,2]")
+_DELTA_ERROR: list[str] = []
+
+
+def unavailable(what: str, why: str) -> None:
+    """Skip loudly on a developer machine; fail under CI=true."""
+    message = f"{what} is unavailable: {why}"
+    if IN_CI:
+        pytest.fail(f"{message} (CI=true: a missing oracle is a failure, not a skip)", pytrace=False)
+    pytest.skip(f"SKIPPED LOUDLY — {message}")
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    from reference_impl.spark_session import get_delta_spark, get_spark
+
+    try:
+        session = get_delta_spark()
+    except DeltaJarsUnavailable as exc:
+        _DELTA_ERROR.append(str(exc))
+        session = get_spark()
+    yield session
+
+
+@pytest.fixture
+def delta_spark(spark: SparkSession) -> SparkSession:
+    if _DELTA_ERROR:
+        unavailable("delta-spark", _DELTA_ERROR[0])
+    return spark
+
+
+@pytest.fixture(scope="session")
+def deltalake() -> ModuleType:
+    try:
+        import deltalake as module
+    except ImportError as exc:
+        unavailable("deltalake", str(exc))
+        raise
+    return module
+
+
+@pytest.fixture
+def table_dir(tmp_path: Path) -> Iterator[Path]:
+    """A fresh directory for one table (removed after the test)."""
+    path = tmp_path / "table"
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
