@@ -1,15 +1,415 @@
-"""pytest plugin of delta-checkpoint-conformance (registered through the ``pytest11`` entry point)."""
+"""pytest plugin of delta-checkpoint-conformance (entry point ``pytest11``).
+
+It is loaded in every pytest run of an environment where the package is installed, and stays inert
+until a test asks for one of its parameters:
+
+| parameter | parametrised over |
+|---|---|
+| ``reader_name`` | implementations with the reader role |
+| ``writer_profile`` | ``(implementation, profile)`` for every writer profile |
+| ``fixture_expectation`` | every expectation of every ``fixtures/**/fixture.json`` |
+| ``shape_name`` | source-table shapes (:mod:`conformance.shapes`) |
+
+Options (group "delta-checkpoint-conformance"): ``--impl NAME`` (repeatable), ``--impl-cmd
+NAME=COMMAND`` (repeatable), ``--fixtures-dir``, ``--expectations-dir``, ``--ckpt-shapes``,
+``--ckpt-results PATH`` (write ``results.json``), ``--strict-expectations`` (an expectation entry
+that matches no test is an error).
+
+Markers: ``requirement(*ids)`` — every ID must exist in ``spec/requirements.json`` or collection
+fails. Each test gets ``user_properties`` (requirement, level, implementation) that JUnit XML and
+``results.json`` carry. Implementations that cannot start are skipped with their reason — and
+fail the test under ``CI=true``.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
 import pytest
+
+from conformance.adapter import Implementation, Role, WriterProfile
+from conformance.expectations import DEFAULT_DIR as DEFAULT_EXPECTATIONS
+from conformance.expectations import Expectations, load_all
+from conformance.registry import Registry, build_registry
+from conformance.shapes import QUICK_SHAPES, SHAPES
+
+SUITE_VERSION = "1.0.0"
+REQUIREMENTS_FILE = Path(__file__).resolve().parent.parent / "spec" / "requirements.json"
+DEFAULT_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+_STATE = pytest.StashKey["_PluginState"]()
+
+
+@dataclass(frozen=True)
+class FixtureExpectation:
+    """One expectation of one fixture case, as a test parameter."""
+
+    case_dir: Path
+    kind: str
+    name: str
+    path: str  # relative to the fixtures directory, e.g. "valid/v1_classic"
+    descriptor: dict[str, Any]
+    expectation: dict[str, Any]
+
+    @property
+    def id(self) -> str:
+        version = self.expectation["version"]
+        return f"{self.path}|{'latest' if version is None else f'v{version}'}"
+
+    @property
+    def requirements(self) -> list[str]:
+        return list(self.descriptor["requirements"])
+
+
+@dataclass
+class _PluginState:
+    config: pytest.Config
+    registry: Registry | None = None
+    expectations: dict[str, Expectations] | None = None
+    requirements: dict[str, dict[str, Any]] | None = None
+    items: dict[str, dict[str, Any]] | None = None
+    results: list[dict[str, Any]] | None = None
+    started: float = 0.0
+
+    def get_registry(self) -> Registry:
+        if self.registry is None:
+            opts = self.config.option
+            self.registry = build_registry(list(opts.ckpt_impl), list(opts.ckpt_impl_cmd))
+        return self.registry
+
+    def get_requirements(self) -> dict[str, dict[str, Any]]:
+        if self.requirements is None:
+            data = json.loads(REQUIREMENTS_FILE.read_text())
+            self.requirements = {r["id"]: r for r in data["requirements"]}
+        return self.requirements
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("delta-checkpoint-conformance", "Delta checkpoint conformance suite")
+    group.addoption(
+        "--impl",
+        dest="ckpt_impl",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="implementation to test (repeatable; default: the bundled ones)",
+    )
+    group.addoption(
+        "--impl-cmd",
+        dest="ckpt_impl_cmd",
+        action="append",
+        default=[],
+        metavar="NAME=COMMAND",
+        help="an implementation speaking the subprocess protocol (repeatable)",
+    )
+    group.addoption(
+        "--fixtures-dir",
+        dest="ckpt_fixtures",
+        default=None,
+        metavar="DIR",
+        help="golden tables to read (default: the repository's fixtures/)",
+    )
+    group.addoption(
+        "--expectations-dir",
+        dest="ckpt_expectations",
+        default=None,
+        metavar="DIR",
+        help="per-implementation skip/xfail files (default: conformance/expectations/)",
+    )
+    group.addoption(
+        "--ckpt-shapes",
+        dest="ckpt_shapes",
+        default="all",
+        metavar="all|quick|A,B",
+        help="source-table shapes for writer and cross tests",
+    )
+    group.addoption(
+        "--ckpt-results",
+        dest="ckpt_results",
+        default=None,
+        metavar="PATH",
+        help="write results.json (spec/schemas/results.schema.json) here",
+    )
+    group.addoption("--strict-expectations", dest="ckpt_strict", action="store_true",
+                    help="an expectation entry that matches no collected test is an error")  # fmt: skip
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "requirement(*ids): the spec requirement IDs (CKPT-<AREA>-<NNN>) this test proves"
+    for line in (
+        "requirement(*ids): spec requirement IDs (CKPT-<AREA>-<NNN>) the test proves",
+        "spark: needs a SparkSession (starts a JVM)",
+        "delta_spark: needs delta-spark's jars (the oracle)",
+        "deltalake: needs the deltalake (delta-rs) Python package",
+        "slow: takes more than a few seconds",
+    ):
+        config.addinivalue_line("markers", line)
+    config.stash[_STATE] = _PluginState(config, items={}, results=[], started=time.time())
+
+
+def _state(config: pytest.Config) -> _PluginState:
+    return config.stash[_STATE]
+
+
+def fixtures_dir(config: pytest.Config) -> Path:
+    value = config.option.ckpt_fixtures
+    return Path(value) if value else DEFAULT_FIXTURES
+
+
+def fixture_expectations(directory: Path) -> list[FixtureExpectation]:
+    out = []
+    for descriptor_path in sorted(directory.rglob("fixture.json")):
+        descriptor = json.loads(descriptor_path.read_text())
+        rel = descriptor_path.parent.relative_to(directory).as_posix()
+        for expectation in descriptor["expectations"]:
+            out.append(FixtureExpectation(descriptor_path.parent, descriptor["kind"], descriptor["name"], rel,
+                                          descriptor, expectation))  # fmt: skip
+    return out
+
+
+def _shapes(config: pytest.Config) -> tuple[str, ...]:
+    value = config.option.ckpt_shapes
+    if value == "all":
+        return SHAPES
+    if value == "quick":
+        return QUICK_SHAPES
+    chosen = tuple(s.strip() for s in value.split(",") if s.strip())
+    unknown = set(chosen) - set(SHAPES)
+    if unknown:
+        raise pytest.UsageError(
+            f"--ckpt-shapes: unknown shape(s) {sorted(unknown)}; known: {', '.join(SHAPES)}"
+        )
+    return chosen
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    names = set(metafunc.fixturenames)
+    if not names & {"reader_name", "writer_profile", "fixture_expectation", "shape_name"}:
+        return
+    state = _state(metafunc.config)
+    registry = state.get_registry()
+    if "reader_name" in names:
+        readers = [n for n, i in registry.implementations.items() if Role.READER in i.info.roles]
+        readers += list(registry.unavailable)
+        metafunc.parametrize("reader_name", readers, ids=readers)
+    if "writer_profile" in names:
+        pairs: list[tuple[str, str]] = []
+        for name, impl in registry.implementations.items():
+            if Role.WRITER in impl.info.roles:
+                pairs += [(name, p.name) for p in impl.info.profiles]
+        pairs += [(name, "-") for name in registry.unavailable]
+        metafunc.parametrize("writer_profile", pairs, ids=[f"{n}:{p}" for n, p in pairs])
+    if "fixture_expectation" in names:
+        cases = fixture_expectations(fixtures_dir(metafunc.config))
+        metafunc.parametrize("fixture_expectation", cases, ids=[c.id for c in cases])
+    if "shape_name" in names:
+        shapes = _shapes(metafunc.config)
+        metafunc.parametrize("shape_name", shapes, ids=list(shapes))
+
+
+# -- fixtures -----------------------------------------------------------------------------------
+
+
+def unavailable(name: str, why: str) -> None:
+    """Skip (or, under CI=true, fail) a test whose implementation cannot run."""
+    message = f"implementation {name!r} is unavailable: {why}"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{message} (CI=true: a missing implementation is a failure)", pytrace=False)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def ckpt_registry(request: pytest.FixtureRequest) -> Registry:
+    registry = _state(request.config).get_registry()
+    request.addfinalizer(registry.close)
+    return registry
+
+
+def get_implementation(registry: Registry, name: str) -> Implementation:
+    if name in registry.unavailable:
+        unavailable(name, registry.unavailable[name])
+    return registry.implementations[name]
+
+
+@pytest.fixture
+def reader(ckpt_registry: Registry, reader_name: str) -> Implementation:
+    return get_implementation(ckpt_registry, reader_name)
+
+
+@pytest.fixture
+def writer(ckpt_registry: Registry, writer_profile: tuple[str, str]) -> tuple[Implementation, WriterProfile]:
+    impl = get_implementation(ckpt_registry, writer_profile[0])
+    return impl, impl.info.profile(writer_profile[1])
+
+
+# -- collection: requirements, properties, expectations -----------------------------------------
+
+
+def _involved(item: pytest.Item) -> list[str]:
+    params = getattr(item, "callspec", None)
+    if params is None:
+        return []
+    out = []
+    if "writer_profile" in params.params:
+        out.append(params.params["writer_profile"][0])
+    if "reader_name" in params.params:
+        out.append(params.params["reader_name"])
+    return out
+
+
+def _params(item: pytest.Item) -> dict[str, str]:
+    """The suite parameters of a test, for results.json (writer profile, reader, shape, fixture)."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    out = {}
+    if "writer_profile" in params:
+        out["writer"] = ":".join(params["writer_profile"])
+    if "reader_name" in params:
+        out["reader"] = params["reader_name"]
+    if "shape_name" in params:
+        out["shape"] = params["shape_name"]
+    if "fixture_expectation" in params:
+        out["fixture"] = params["fixture_expectation"].id
+    return out
+
+
+def _item_requirements(item: pytest.Item) -> list[str]:
+    ids: list[str] = []
+    for mark in item.iter_markers("requirement"):
+        ids += [str(a) for a in mark.args]
+    params = getattr(item, "callspec", None)
+    if params is not None and "fixture_expectation" in params.params:
+        ids += params.params["fixture_expectation"].requirements
+    return list(dict.fromkeys(ids))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    state = _state(config)
+    needs_spec = any(item.get_closest_marker("requirement") for item in items) or any(
+        "fixture_expectation" in getattr(getattr(item, "callspec", None), "params", {}) for item in items
     )
-    config.addinivalue_line("markers", "spark: needs a SparkSession (starts a JVM)")
-    config.addinivalue_line("markers", "delta_spark: needs delta-spark's jars (the oracle)")
-    config.addinivalue_line("markers", "deltalake: needs the deltalake (delta-rs) Python package")
-    config.addinivalue_line("markers", "slow: takes more than a few seconds")
+    known = state.get_requirements() if needs_spec else {}
+    unknown: list[str] = []
+    involved_names: set[str] = set()
+    metadata: dict[str, dict[str, Any]] = {}
+    for item in items:
+        reqs = _item_requirements(item)
+        for req in reqs:
+            if req not in known:
+                unknown.append(f"{item.nodeid}: {req}")
+        impls = _involved(item)
+        involved_names.update(impls)
+        for req in reqs:
+            item.user_properties.append(("requirement", req))
+            if req in known:
+                item.user_properties.append(("level", known[req]["level"]))
+        for impl in impls:
+            item.user_properties.append(("implementation", impl))
+        metadata[item.nodeid] = {"requirements": reqs, "implementations": impls, **_params(item)}
+    if unknown:
+        raise pytest.UsageError(
+            "unknown requirement ID(s) (not in spec/requirements.json):\n  " + "\n  ".join(unknown)
+        )
+    state.items = metadata
+    if not involved_names:
+        return
+    directory = (
+        Path(config.option.ckpt_expectations) if config.option.ckpt_expectations else DEFAULT_EXPECTATIONS
+    )
+    state.expectations = load_all(directory, sorted(involved_names))
+    for item in items:
+        for impl in _involved(item):
+            expectations = state.expectations.get(impl)
+            entry = expectations.match(item.nodeid) if expectations else None
+            if entry is None:
+                continue
+            note = f"[{impl}] {entry.reason}" + (f" ({entry.issue})" if entry.issue else "")
+            if entry.kind == "skip":
+                item.add_marker(pytest.mark.skip(reason=f"n.a.: {note}"))
+            else:
+                item.add_marker(pytest.mark.xfail(reason=note, strict=True))
+            metadata[item.nodeid].setdefault("expectation", {"kind": entry.kind, "reason": entry.reason,
+                                                              "issue": entry.issue, "implementation": impl})  # fmt: skip
+    if config.option.ckpt_strict:
+        stale = [f"{e.implementation}: {entry.kind} {entry.patterns}"
+                 for e in state.expectations.values() for entry in e.unused()]  # fmt: skip
+        if stale:
+            raise pytest.UsageError("expectation entries that match no test:\n  " + "\n  ".join(stale))
+
+
+# -- results ------------------------------------------------------------------------------------
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    outcome = yield
+    _record(_state(item.config), outcome.get_result())
+
+
+def _record(state: _PluginState, report: pytest.TestReport) -> None:
+    if report.when not in ("setup", "call") or (report.when == "setup" and report.passed):
+        return
+    if state.results is None:
+        return
+    if report.when == "setup" and report.skipped:
+        outcome = "skipped"
+    elif report.when == "setup":
+        outcome = "error"
+    elif hasattr(report, "wasxfail"):
+        outcome = "xfailed" if report.skipped else "xpassed"
+    else:
+        outcome = report.outcome
+    if report.failed and "XPASS(strict)" in str(report.longrepr):
+        outcome = "xpassed"
+    meta = (state.items or {}).get(report.nodeid, {})
+    message = ""
+    if report.longrepr is not None and outcome in ("failed", "error", "skipped", "xfailed", "xpassed"):
+        message = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        message = message.strip().splitlines()[-1][:500] if message.strip() else ""
+    state.results.append({
+        "nodeid": report.nodeid,
+        "outcome": outcome,
+        "duration": round(report.duration, 3),
+        "requirements": meta.get("requirements", []),
+        "implementations": meta.get("implementations", []),
+        "expectation": meta.get("expectation"),
+        **{k: meta[k] for k in ("writer", "reader", "shape", "fixture") if k in meta},
+        "message": message,
+    })  # fmt: skip
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    state = _state(session.config)
+    target = session.config.option.ckpt_results
+    if not target or state.results is None:
+        return
+    registry = state.registry
+    impls = []
+    if registry is not None:
+        for name, impl in registry.implementations.items():
+            info = impl.info
+            impls.append({"name": name, "version": info.version, "roles": _roles(info.roles),
+                          "description": info.description, "available": True,
+                          "profiles": [p.name for p in info.profiles]})  # fmt: skip
+        impls += [{"name": n, "available": False, "reason": why} for n, why in registry.unavailable.items()]
+    document = {
+        "suiteVersion": SUITE_VERSION,
+        "specVersion": json.loads(REQUIREMENTS_FILE.read_text())["spec_version"],
+        "startedAt": int(state.started * 1000),
+        "durationSeconds": round(time.time() - state.started, 1),
+        "exitStatus": int(exitstatus),
+        "implementations": impls,
+        "results": state.results,
+    }
+    path = Path(target)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document, indent=2) + "\n")
+
+
+def _roles(roles: Role) -> list[str]:
+    return [r for r, flag in (("reader", Role.READER), ("writer", Role.WRITER)) if flag in roles]

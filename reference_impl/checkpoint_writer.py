@@ -80,7 +80,7 @@ from reference_impl.progress import Progress, silent
 from reference_impl.snapshot import Snapshot, read_snapshot, require_table
 from reference_impl.staging import ActionCounts, StagedFile, StagingArea, publish, read_back_counts, stage
 from reference_impl.stats_schema import parsed_stats, partition_values_parsed, stats_schema
-from reference_impl.storage import LocalStorage, to_uri
+from reference_impl.storage import FileInfo, LocalStorage, to_uri
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -107,6 +107,8 @@ class CheckpointOptions:
     compression: str | None = None
     now_ms: int | None = None
     write_last_checkpoint: bool = True
+    #: Set every written file's modification time to this (ms since epoch): deterministic fixtures.
+    file_time_ms: int | None = None
     uuid_factory: Callable[[], uuid.UUID] = uuid.uuid4
     fault: FaultPlan | None = None
     progress: Progress = field(default_factory=silent)
@@ -403,7 +405,9 @@ class _Writer:
     # -- staging + verification -------------------------------------------------------------
 
     def _partitioned(self, df: DataFrame, num: int) -> DataFrame:
-        out = df.repartition(num, F.coalesce(F.col("add.path"), F.col("remove.path")))
+        key = F.coalesce(F.col("add.path"), F.col("remove.path"))
+        # Sorting within each part makes the bytes of a file a function of its rows (deterministic output).
+        out = df.repartition(num, key).sortWithinPartitions(key)
         if self.fault.failing_tasks:
             out = out.where(task_fault_filter(self.fault))  # type: ignore[arg-type]
         return out
@@ -445,7 +449,7 @@ class _Writer:
     def _publish(self, staged: Path, name: str, role: str, counts: ActionCounts) -> WrittenFile:
         final = self.log_dir / name
         try:
-            info = publish(staged, final)
+            info = self._timestamped(publish(staged, final), final)
             kept = False
         except FileExistsError:
             # CKPT-WRITE-008: a classic file or part of the same version describes the same state; keep it.
@@ -457,6 +461,14 @@ class _Writer:
         return WrittenFile(
             name, role, info.size, info.mtime_ms, counts.rows, counts.adds, counts.removes, kept
         )
+
+    def _timestamped(self, info: FileInfo, path: Path) -> FileInfo:
+        """Apply ``file_time_ms`` (when set) to a file this writer just published."""
+        if self.options.file_time_ms is None:
+            return info
+        ns = self.options.file_time_ms * 1_000_000
+        os.utime(path, ns=(ns, ns))
+        return FileInfo(info.name, info.size, self.options.file_time_ms)
 
     def _describe_existing(self, path: Path) -> ActionCounts:
         return read_back_counts(self.spark.read.parquet(to_uri(path))).get(path.name, ActionCounts(0, 0, 0))
@@ -575,7 +587,9 @@ class _Writer:
             data = "".join(_json_line(a) + "\n" for a in head).encode("utf-8")
             with self.progress.phase("publish top-level file"):
                 try:
-                    info = self.storage.write_new(self.log_dir / name, data)
+                    info = self._timestamped(
+                        self.storage.write_new(self.log_dir / name, data), self.log_dir / name
+                    )
                 except FileExistsError:
                     raise StorageError(
                         "a UUID-named checkpoint with this name exists", path=str(self.log_dir / name)
@@ -718,3 +732,58 @@ def write_checkpoint(
         last_checkpoint_skipped=skipped,
         timings=dict(progress.timings),
     )
+
+
+def write_top_level_file(
+    spark: SparkSession,
+    snap: Snapshot,
+    name: str,
+    head: list[dict[str, Any]],
+    inline: DataFrame | None = None,
+    *,
+    options: CheckpointOptions | None = None,
+) -> WrittenFile:
+    """Publish one V2 Parquet top-level file ``name`` (in ``_delta_log``) of version ``snap.version``.
+
+    The file holds the ``head`` actions (``checkpointMetadata``, ``sidecar`` and non-file actions, in
+    JSON form) and, when ``inline`` is given, its file actions (a DataFrame with ``add`` and ``remove``
+    columns). It goes through the writer's own path — staged by Spark, read back and counted,
+    published create-if-absent (an existing file of that name is kept, ``kept_existing``) — with the
+    ``add``/``remove`` column types the writer uses. ``_last_checkpoint`` is not touched.
+
+    The cleaner writes compatibility checkpoints (a classic-named copy of a UUID-named top-level
+    file, spec §13) with it.
+    """
+    options = options or CheckpointOptions(spec="v2", naming="classic", manifest="parquet", fault=FaultPlan())
+    plan = resolve_plan(options, snap)
+    writer = _Writer(spark, snap, plan, options)
+    columns = V1_CHECKPOINT_COLUMNS
+    if inline is None:
+        add_type = snap.files_df.select(_checkpoint_add(snap, plan).alias("add")).schema["add"].dataType
+        remove_type = (
+            snap.tombstones_df.select(_checkpoint_remove().alias("remove")).schema["remove"].dataType
+        )
+        types = {**{c: ACTION_STRUCTS[c] for c in columns}, "add": add_type, "remove": remove_type}
+        rows = spark.range(0).select(*[F.lit(None).cast(as_nullable(types[c])).alias(c) for c in columns])
+        adds = removes = 0
+    else:
+        rows = inline.select(
+            *[
+                F.col(c) if c in inline.columns else F.lit(None).cast(ACTION_STRUCTS[c]).alias(c)
+                for c in columns
+            ]
+        )
+        rows = _nullable_df(rows)
+        counts = rows.agg(
+            F.sum(F.when(F.col("add").isNotNull(), 1).otherwise(0)).alias("adds"),
+            F.sum(F.when(F.col("remove").isNotNull(), 1).otherwise(0)).alias("removes"),
+        ).collect()[0]
+        adds, removes = int(counts["adds"] or 0), int(counts["removes"] or 0)
+    state = _State(rows, adds, removes, [])
+    try:
+        written, _ = writer._write_top_level(
+            name, "parquet", head, rows if inline is not None else None, state
+        )
+    finally:
+        writer.staging.remove()
+    return written

@@ -156,6 +156,12 @@ class UnsupportedReaderFeature(CheckpointError):
     code = "UNSUPPORTED_READER_FEATURE"
 
 
+class UnsupportedWriterFeature(CheckpointError):
+    """Raised when a cleaner meets a writer feature it does not support; nothing is deleted."""
+
+    code = "UNSUPPORTED_WRITER_FEATURE"
+
+
 class InvalidOption(CheckpointError):
     """Raised when an option or argument value is illegal."""
 
@@ -221,6 +227,7 @@ ALL_ERRORS: tuple[type[CheckpointError], ...] = (
     MultipartOnV2Table,
     V2FeatureNotSupported,
     UnsupportedReaderFeature,
+    UnsupportedWriterFeature,
     InvalidOption,
     SelfCheckFailed,
     StorageError,

@@ -15,6 +15,12 @@ A fault plan comes from :class:`FaultPlan` (in-process tests) or from the enviro
 Points, in publication order: ``staged`` (all files written to staging, nothing published),
 ``sidecars:<k>`` (after the k-th sidecar is published), ``sidecars`` (all sidecars published),
 ``top-level`` (top-level file published, ``_last_checkpoint`` not yet written).
+
+Cleaner points (:mod:`reference_impl.cleanup`), in order: ``cleanup:planned`` (plan made and every
+invariant checked, nothing written), ``cleanup:compat`` (compatibility checkpoint published and
+verified, nothing deleted), ``cleanup:deleted:<k>`` (after the k-th file of the plan is deleted,
+1-based, in deletion order), ``cleanup:log-deleted`` (every log file deleted, no sidecar yet),
+``cleanup:done`` (everything deleted).
 """
 
 from __future__ import annotations

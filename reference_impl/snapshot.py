@@ -325,11 +325,17 @@ def read_snapshot(
     version: int | None = None,
     now_ms: int | None = None,
     max_fallbacks: int = DEFAULT_MAX_FALLBACKS,
+    listing: LogListing | None = None,
 ) -> Snapshot:
-    """Reconstruct ``version`` (default: latest) of ``table``. See the module docs."""
+    """Reconstruct ``version`` (default: latest) of ``table``. See the module docs.
+
+    ``listing`` replaces the listing of ``_delta_log`` (default: list it now). The cleaner passes a
+    *view* of the log without the files it plans to delete, to prove the plan changes no state.
+    """
     root = require_table(table)
     log_dir = log_dir_of(root)
-    listing = list_log(log_dir)
+    if listing is None:
+        listing = list_log(log_dir)
     if not listing.commits and not listing.checkpoints:
         raise TableNotFound("_delta_log has no commit and no checkpoint", path=str(log_dir))
     hint, hint_error = read_hint(log_dir)

@@ -12,6 +12,7 @@ test that edits ``_delta_log`` between reads always gets a fresh replay.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reference_impl.storage import to_local_path, to_uri
@@ -27,18 +28,28 @@ def _jvm(spark: SparkSession) -> Any:
     return jvm
 
 
-def delta_log(spark: SparkSession, table: str) -> Any:
-    """A fresh ``DeltaLog`` for ``table`` (the JVM-side cache is cleared)."""
+def delta_log(spark: SparkSession, table: str, *, now_ms: int | None = None) -> Any:
+    """A fresh ``DeltaLog`` for ``table`` (the JVM-side cache is cleared).
+
+    With ``now_ms`` the log gets a ``ManualClock`` at that time, so tombstone and txn expiry are
+    evaluated as of ``now_ms`` (what the fixtures' ``nowMs`` asks for).
+    """
     jvm = _jvm(spark)
     delta_log_cls = jvm.org.apache.spark.sql.delta.DeltaLog
     delta_log_cls.clearCache()
-    return delta_log_cls.forTable(spark._jsparkSession, to_uri(to_local_path(table)))
+    location = to_uri(to_local_path(table))
+    if now_ms is None:
+        return delta_log_cls.forTable(spark._jsparkSession, location)
+    clock = jvm.org.apache.spark.util.ManualClock(now_ms)
+    return delta_log_cls.forTable(spark._jsparkSession, jvm.org.apache.hadoop.fs.Path(location), clock)
 
 
-def delta_snapshot(spark: SparkSession, table: str, version: int | None = None) -> Any:
+def delta_snapshot(
+    spark: SparkSession, table: str, version: int | None = None, *, now_ms: int | None = None
+) -> Any:
     """delta-spark's ``Snapshot`` of ``table`` at ``version`` (latest when ``None``)."""
     jvm = _jvm(spark)
-    log = delta_log(spark, table)
+    log = delta_log(spark, table, now_ms=now_ms)
     none = jvm.scala.Option.empty()
     if version is None:
         return log.update(False, none, none)
@@ -76,9 +87,11 @@ def checkpoint_description(snapshot: Any) -> dict[str, Any] | None:
     return {"version": version, "files": sorted(files)}
 
 
-def delta_spark_state(spark: SparkSession, table: str, version: int | None = None) -> TableState:
-    """delta-spark's view of ``table`` at ``version`` as a :class:`TableState`."""
-    snap = delta_snapshot(spark, table, version)
+def delta_spark_state(
+    spark: SparkSession, table: str, version: int | None = None, *, now_ms: int | None = None
+) -> TableState:
+    """delta-spark's view of ``table`` at ``version`` as a :class:`TableState` (expiry as of ``now_ms``)."""
+    snap = delta_snapshot(spark, table, version, now_ms=now_ms)
     return TableState.build(
         version=int(snap.version()),
         protocol=_action_json(snap.protocol()),
@@ -89,3 +102,113 @@ def delta_spark_state(spark: SparkSession, table: str, version: int | None = Non
         domain_metadata=[_action_json(d) for d in _seq(snap.domainMetadata())],
         source={"checkpoint": checkpoint_description(snap)},
     )
+
+
+# -- the adapter --------------------------------------------------------------------------------
+
+_THROW = "spark.databricks.delta.checkpoint.exceptionThrowing.enabled"
+_DS_PROFILE_CONF: dict[str, dict[str, str]] = {
+    "v1": {},
+    "multipart": {"spark.databricks.delta.checkpoint.partSize": "2"},
+    "v2-json": {"spark.databricks.delta.checkpoint.partSize": "2",
+                "spark.databricks.delta.checkpointV2.topLevelFileFormat": "json"},
+    "v2-parquet": {"spark.databricks.delta.checkpoint.partSize": "2",
+                   "spark.databricks.delta.checkpointV2.topLevelFileFormat": "parquet"},
+}  # fmt: skip
+
+
+def _delta_spark_profiles() -> tuple[Any, ...]:
+    from conformance.adapter import WriterProfile
+
+    return (
+        WriterProfile("v1", "delta-spark's default on a classic table: one classic V1 file", "v1", "classic"),
+        WriterProfile("multipart", "partSize=2: a multi-part V1 checkpoint once the state has more than 2 file "
+                      "actions", "v1", "multi-part"),
+        WriterProfile("v2-json", "delta.checkpointPolicy=v2, partSize=2: UUID-named JSON + sidecars", "v2", "uuid",
+                      "json", sidecars=True, needs_v2_table=True),
+        WriterProfile("v2-parquet", "delta.checkpointPolicy=v2, partSize=2, Parquet top-level file", "v2", "uuid",
+                      "parquet", sidecars=True, needs_v2_table=True),
+    )  # fmt: skip
+
+
+class DeltaSparkImplementation:
+    """``delta-spark`` 4.4: its own reader (``Snapshot``) and checkpoint writer, driven through the JVM.
+
+    Errors are Java exceptions; their messages are mapped to spec codes by
+    :mod:`conformance.adapters.error_codes`. The JVM starts on first use (a delta-spark session).
+    """
+
+    def __init__(self) -> None:
+        from conformance.adapter import ImplementationInfo, Role
+
+        self.info = ImplementationInfo(
+            name="delta-spark",
+            version="4.4.0",
+            roles=Role.READER | Role.WRITER,
+            description="delta-spark 4.4.0 (io.delta:delta-spark_4.2_2.13) through py4j",
+            homepage="https://github.com/delta-io/delta",
+            reports_checkpoint=True,
+            honours_clock=True,
+            reads_data=True,
+            profiles=_delta_spark_profiles(),
+        )
+
+    def _spark(self) -> SparkSession:
+        from reference_impl.spark_session import get_delta_spark
+
+        return get_delta_spark()
+
+    def _fail(self, exc: BaseException) -> Exception:
+        from conformance.adapter import AdapterError
+        from conformance.adapters.error_codes import classify
+
+        message = str(exc).strip().splitlines()
+        text = " | ".join(message[:3])[:600]
+        return AdapterError(classify(str(exc)), text)
+
+    def read(self, table: Path, *, version: int | None = None, now_ms: int | None = None) -> Any:
+        from py4j.protocol import Py4JJavaError
+        from pyspark.errors import PySparkException
+
+        from conformance.adapter import ReadResult
+
+        spark = self._spark()
+        try:
+            state = delta_spark_state(spark, str(table), version, now_ms=now_ms)
+        except (Py4JJavaError, PySparkException) as exc:
+            raise self._fail(exc) from exc
+        rows = None
+        try:
+            reader = spark.read.format("delta")
+            if version is not None:
+                reader = reader.option("versionAsOf", version)
+            rows = reader.load(to_uri(to_local_path(str(table)))).count()
+        except (Py4JJavaError, PySparkException):
+            rows = None  # data files absent (log-only tables) or unreadable: only the state is compared
+        checkpoint = state.source.get("checkpoint")
+        return ReadResult(state=state, rows=rows, checkpoint=checkpoint["files"][0] if checkpoint else None)
+
+    def write_checkpoint(self, table: Path, *, profile: str, version: int | None = None) -> None:
+        from py4j.protocol import Py4JJavaError
+        from pyspark.errors import PySparkException
+
+        spark = self._spark()
+        conf = {_THROW: "true", **_DS_PROFILE_CONF[profile]}
+        previous: dict[str, str | None] = {k: spark.conf.get(k, None) for k in conf}
+        try:
+            for key, value in conf.items():
+                spark.conf.set(key, value)
+            snap = delta_snapshot(spark, str(table), version)
+            jvm = _jvm(spark)
+            snap.deltaLog().checkpoint(snap, jvm.scala.Option.empty())
+        except (Py4JJavaError, PySparkException) as exc:
+            raise self._fail(exc) from exc
+        finally:
+            for key, old in previous.items():
+                if old is None:
+                    spark.conf.unset(key)
+                else:
+                    spark.conf.set(key, old)
+
+    def close(self) -> None:
+        return None

@@ -1,0 +1,107 @@
+"""The adapter contract: how an implementation plugs into the conformance suite.
+
+Spec: ``conformance/README.md`` "Implementing an adapter" (contract version :data:`CONTRACT_VERSION`).
+
+An implementation is an object with an :class:`ImplementationInfo` and up to three operations:
+
+| operation | role | what the suite asks |
+|---|---|---|
+| :meth:`Implementation.read` | reader | reconstruct a version: a :class:`~reference_impl.table_state.TableState` (+ visible rows and the checkpoint used, when it can tell) |
+| :meth:`Implementation.write_checkpoint` | writer | write a checkpoint of a version with one of the writer's declared *profiles* |
+| :meth:`Implementation.close` | both | release resources |
+
+An implementation signals an expected protocol error (a corrupt table, an illegal request) by
+raising :class:`AdapterError` with a stable code from ``spec/checkpoints.md`` § Error codes; the
+suite compares codes, never messages. Anything else raised is a failure of the implementation.
+
+Writers declare :class:`WriterProfile`\\ s — named ways of writing (``v1``, ``v2-json``, …) with the
+shape they promise — and the suite inspects what each profile produced against that promise.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from reference_impl.table_state import TableState
+
+CONTRACT_VERSION = "1.0"
+
+
+class Role(enum.Flag):
+    READER = enum.auto()
+    WRITER = enum.auto()
+
+
+@dataclass(frozen=True)
+class WriterProfile:
+    """A named way of writing, and the checkpoint shape it promises."""
+
+    name: str
+    description: str
+    spec: str  # "v1" | "v2"
+    naming: str  # "classic" | "multi-part" | "uuid"
+    manifest: str | None = None  # "json" | "parquet" for UUID-named; None otherwise
+    sidecars: bool = False  # file actions in sidecars
+    needs_v2_table: bool = False  # only on tables that support v2Checkpoint
+    writes_last_checkpoint: bool = True
+
+
+@dataclass(frozen=True)
+class ImplementationInfo:
+    name: str
+    version: str
+    roles: Role
+    description: str = ""
+    homepage: str | None = None
+    #: TableState fields this reader cannot report (e.g. deltalake has no tombstones).
+    unavailable_fields: frozenset[str] = frozenset()
+    #: Whether :meth:`Implementation.read` reports the checkpoint it used.
+    reports_checkpoint: bool = False
+    #: Whether :meth:`Implementation.read` can evaluate expiry at a given clock (``now_ms``).
+    honours_clock: bool = False
+    #: Whether :meth:`Implementation.read` also counts visible data rows.
+    reads_data: bool = False
+    profiles: tuple[WriterProfile, ...] = ()
+
+    def profile(self, name: str) -> WriterProfile:
+        for p in self.profiles:
+            if p.name == name:
+                return p
+        raise KeyError(f"{self.name} has no writer profile {name!r}")
+
+
+@dataclass
+class ReadResult:
+    """What a reader reports for one version."""
+
+    state: TableState
+    rows: int | None = None
+    checkpoint: str | None = None  # top-level file (first part) of the checkpoint used
+    details: dict[str, object] = field(default_factory=dict)
+
+
+class AdapterError(Exception):
+    """An expected, coded error reported by the implementation under test."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+@runtime_checkable
+class Implementation(Protocol):
+    info: ImplementationInfo
+
+    def read(self, table: Path, *, version: int | None = None, now_ms: int | None = None) -> ReadResult:
+        """Reconstruct ``version`` (None = latest). Raise :class:`AdapterError` for coded errors."""
+        ...
+
+    def write_checkpoint(self, table: Path, *, profile: str, version: int | None = None) -> None:
+        """Write a checkpoint of ``version`` (None = latest) the way ``profile`` says."""
+        ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,67 @@
+"""Translate other implementations' error messages into the spec's error codes.
+
+delta-spark and deltalake raise exceptions with messages, not our codes; the adapters map them here
+so the suite can compare codes. A message no pattern matches becomes ``UNMAPPED`` — the test then
+fails and shows the message, which is how a new pattern gets added (or a real bug found).
+"""
+
+from __future__ import annotations
+
+import re
+
+UNMAPPED = "UNMAPPED"
+
+#: (pattern, code), first match wins. Patterns are matched case-insensitively anywhere in the message.
+_PATTERNS: tuple[tuple[str, str], ...] = (
+    (r"More than 1 CheckpointMetadata", "V2_CHECKPOINT_METADATA_DUPLICATE"),
+    (
+        r"has no CheckpointMetadata|CheckpointMetadata action.*(missing|not found)",
+        "V2_CHECKPOINT_METADATA_MISSING",
+    ),
+    (
+        r"sidecar files present in checkpoint even when checkpoint metadata is missing",
+        "SIDECAR_WITHOUT_CHECKPOINT_METADATA",
+    ),
+    (r"_sidecars/_sidecars|sidecar.*(path|name).*invalid", "SIDECAR_PATH_INVALID"),
+    (
+        r"_sidecars/.*(does not exist|not found|No such file)|sidecar.*(does not exist|not found|missing)",
+        "SIDECAR_MISSING",
+    ),
+    (
+        r"DELTA_VERSION_NOT_FOUND|Cannot time travel|VersionNotFound|Invalid table version|not a valid version|"
+        r"version \d+ (does not exist|not found)|earliest available version",
+        "VERSION_NOT_FOUND",
+    ),
+    (
+        r"DELTA_TABLE_NOT_FOUND|is not a Delta table|TableNotFound|No files in log segment|no log files",
+        "TABLE_NOT_FOUND",
+    ),
+    (
+        r"not contiguous|DELTA_VERSIONS_NOT_CONTIGUOUS|missing.*versions|gap in (the )?(delta )?log|Log segment.*gap",
+        "LOG_GAP",
+    ),
+    (
+        r"DELTA_ACTION_NOT_FOUND.*(metadata|metaData)|No (table )?metadata found|missing metadata",
+        "MISSING_METADATA",
+    ),
+    (
+        r"DELTA_ACTION_NOT_FOUND.*protocol|No protocol found|missing protocol|Protocol .* not found",
+        "MISSING_PROTOCOL",
+    ),
+    (r"DELTA_MISSING_PART_FILES|Couldn't find all part files", "CHECKPOINT_CORRUPT"),
+    (
+        r"FAILED_READ_FILE|not a Parquet file|is not a parquet file|Corrupt|EOFException|Parquet error|"
+        r"Required field .* is missing|footer",
+        "CHECKPOINT_CORRUPT",
+    ),
+    (r"reader features|readerFeatures|Unsupported.*feature", "UNSUPPORTED_READER_FEATURE"),
+)
+_COMPILED = tuple((re.compile(p, re.IGNORECASE | re.DOTALL), code) for p, code in _PATTERNS)
+
+
+def classify(message: str) -> str:
+    """The spec error code a foreign error message means, or :data:`UNMAPPED`."""
+    for pattern, code in _COMPILED:
+        if pattern.search(message):
+            return code
+    return UNMAPPED

@@ -1,0 +1,96 @@
+"""The reference implementation (``reference_impl``) as a conformance adapter: reader and writer.
+
+Writer profiles map to :class:`~reference_impl.checkpoint_writer.CheckpointOptions`; sidecar
+profiles use two file actions per sidecar so that the suite's small tables get several sidecars.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conformance.adapter import AdapterError, ImplementationInfo, ReadResult, Role, WriterProfile
+from reference_impl import __version__
+from reference_impl.checkpoint_writer import CheckpointOptions, write_checkpoint
+from reference_impl.errors import CheckpointError
+from reference_impl.snapshot import read_snapshot
+from reference_impl.spark_session import get_spark
+
+_OPTIONS: dict[str, CheckpointOptions] = {
+    "v1": CheckpointOptions(spec="v1"),
+    "v1-multipart": CheckpointOptions(spec="v1", parts=3),
+    "v2-json": CheckpointOptions(spec="v2", manifest="json", actions_per_sidecar=2),
+    "v2-parquet": CheckpointOptions(spec="v2", manifest="parquet", actions_per_sidecar=2),
+    "v2-classic": CheckpointOptions(spec="v2", naming="classic", actions_per_sidecar=2),
+    "v2-inline": CheckpointOptions(spec="v2", manifest="json", sidecars=False),
+}
+
+PROFILES = (
+    WriterProfile("v1", "one classic V1 checkpoint file", "v1", "classic"),
+    WriterProfile("v1-multipart", "a 3-part V1 checkpoint", "v1", "multi-part"),
+    WriterProfile(
+        "v2-json",
+        "UUID-named JSON top-level file, 2 file actions per sidecar",
+        "v2",
+        "uuid",
+        "json",
+        sidecars=True,
+        needs_v2_table=True,
+    ),
+    WriterProfile(
+        "v2-parquet",
+        "UUID-named Parquet top-level file, 2 file actions per sidecar",
+        "v2",
+        "uuid",
+        "parquet",
+        sidecars=True,
+        needs_v2_table=True,
+    ),
+    WriterProfile(
+        "v2-classic",
+        "classic-named V2 checkpoint with sidecars",
+        "v2",
+        "classic",
+        sidecars=True,
+        needs_v2_table=True,
+    ),
+    WriterProfile(
+        "v2-inline",
+        "UUID-named JSON top-level file with every file action inline",
+        "v2",
+        "uuid",
+        "json",
+        needs_v2_table=True,
+    ),
+)
+
+
+class ReferenceImplementation:
+    """``reference``: the PySpark reader and writer of this project."""
+
+    info = ImplementationInfo(
+        name="reference",
+        version=__version__,
+        roles=Role.READER | Role.WRITER,
+        description="delta-checkpoint-conformance reference reader and writer (PySpark)",
+        reports_checkpoint=True,
+        honours_clock=True,
+        profiles=PROFILES,
+    )
+
+    def read(self, table: Path, *, version: int | None = None, now_ms: int | None = None) -> ReadResult:
+        try:
+            snap = read_snapshot(get_spark(), table, version=version, now_ms=now_ms)
+            state = snap.table_state()
+        except CheckpointError as exc:
+            raise AdapterError(exc.code, str(exc)) from exc
+        checkpoint = state.source.get("checkpoint")
+        return ReadResult(state=state, checkpoint=checkpoint["files"][0] if checkpoint else None)
+
+    def write_checkpoint(self, table: Path, *, profile: str, version: int | None = None) -> None:
+        try:
+            write_checkpoint(table, version, _OPTIONS[profile], spark=get_spark())
+        except CheckpointError as exc:
+            raise AdapterError(exc.code, str(exc)) from exc
+
+    def close(self) -> None:
+        return None

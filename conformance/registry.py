@@ -1,0 +1,96 @@
+"""Find and construct the implementations under test.
+
+Sources, most specific first: ``--impl-cmd NAME=COMMAND`` (a program speaking the subprocess
+protocol), ``--impl NAME`` for a bundled adapter or one published under the entry-point group
+``delta_checkpoint_conformance.implementations`` (value ``module:Class``). With neither option the
+bundled adapters are used: ``reference``, ``delta-spark``, ``deltalake`` and ``deltalake-cmd``
+(the example subprocess adapter in ``conformance/examples/deltalake_harness.py``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import shlex
+import sys
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+from conformance.adapter import Implementation
+
+ENTRY_POINT_GROUP = "delta_checkpoint_conformance.implementations"
+EXAMPLE_HARNESS = Path(__file__).with_name("examples") / "deltalake_harness.py"
+
+BUNDLED: dict[str, str] = {
+    "reference": "conformance.adapters.reference:ReferenceImplementation",
+    "delta-spark": "conformance.adapters.delta_spark:DeltaSparkImplementation",
+    "deltalake": "conformance.adapters.deltalake:DeltalakeImplementation",
+}
+BUNDLED_COMMANDS: dict[str, str] = {
+    "deltalake-cmd": f"{shlex.quote(sys.executable)} {shlex.quote(str(EXAMPLE_HARNESS))}",
+}
+DEFAULT_IMPLEMENTATIONS: tuple[str, ...] = ("reference", "delta-spark", "deltalake", "deltalake-cmd")
+
+
+def _entry_points() -> dict[str, str]:
+    return {ep.name: ep.value for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def _load(target: str) -> Implementation:
+    module_name, _, attr = target.partition(":")
+    cls = getattr(importlib.import_module(module_name), attr)
+    impl: Implementation = cls()
+    return impl
+
+
+@dataclass
+class Registry:
+    """The selected implementations: constructed ones and the ones that could not be."""
+
+    implementations: dict[str, Implementation] = field(default_factory=dict)
+    unavailable: dict[str, str] = field(default_factory=dict)  # name -> why
+
+    @property
+    def names(self) -> list[str]:
+        return [*self.implementations, *self.unavailable]
+
+    def close(self) -> None:
+        for impl in self.implementations.values():
+            try:
+                impl.close()
+            except Exception as exc:  # closing must not hide test results
+                print(f"[conformance] closing {impl.info.name} failed: {exc}", file=sys.stderr)
+
+
+def parse_impl_cmd(value: str) -> tuple[str, str]:
+    name, sep, command = value.partition("=")
+    if not sep or not name.strip() or not command.strip():
+        raise ValueError(f"--impl-cmd expects NAME=COMMAND, got {value!r}")
+    return name.strip(), command.strip()
+
+
+def build_registry(names: list[str], commands: list[str]) -> Registry:
+    from conformance.adapters.command import CommandImplementation
+
+    registry = Registry()
+    known = {**BUNDLED, **_entry_points()}
+    wanted_commands = dict(parse_impl_cmd(c) for c in commands)
+    selected = list(names) or ([] if wanted_commands else list(DEFAULT_IMPLEMENTATIONS))
+    for name in selected:
+        if name in wanted_commands:
+            continue
+        try:
+            if name in known:
+                registry.implementations[name] = _load(known[name])
+            elif name in BUNDLED_COMMANDS:
+                registry.implementations[name] = CommandImplementation(name, BUNDLED_COMMANDS[name])
+            else:
+                registry.unavailable[name] = f"no adapter named {name!r} (known: {', '.join(sorted(known))})"
+        except Exception as exc:  # an adapter that cannot start is reported, not fatal for the others
+            registry.unavailable[name] = f"{type(exc).__name__}: {exc}"
+    for name, command in wanted_commands.items():
+        try:
+            registry.implementations[name] = CommandImplementation(name, command)
+        except Exception as exc:
+            registry.unavailable[name] = f"{type(exc).__name__}: {exc}"
+    return registry

@@ -1,0 +1,1 @@
+"""The conformance tests. Run: ``pytest --pyargs conformance.suite`` or ``delta-ckpt conformance run``."""

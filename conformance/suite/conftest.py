@@ -1,0 +1,97 @@
+"""Shared state of the conformance tests: source tables and what each writer wrote to them.
+
+Each ``(writer, profile, shape)`` is written once per session and cached; the writer tests
+inspect the files, the cross tests read a copy whose commits before the checkpoint are deleted
+(the one at the checkpoint version is kept), so readers can only get the state from the checkpoint.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from conformance.adapter import AdapterError, Implementation, WriterProfile
+from conformance.checkpoint_files import checkpoint_names
+from conformance.shapes import BuiltShape, build_shape
+from reference_impl.fixtures.mutations import delete_commits_before
+
+Listing = dict[str, tuple[int, int]]
+
+
+def listing(table: Path) -> Listing:
+    """Every file under ``_delta_log`` (recursively): relative name -> (size, mtime ns)."""
+    log = table / "_delta_log"
+    return {p.relative_to(log).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in log.rglob("*") if p.is_file()}  # fmt: skip
+
+
+@dataclass
+class WrittenTable:
+    implementation: str
+    profile: WriterProfile
+    shape: BuiltShape
+    before: Listing
+    after: Listing
+    error: AdapterError | None
+    checkpoint: list[str]  # the new checkpoint's top-level file or parts (relative to _delta_log)
+    readable: Path | None  # copy with the commits before the checkpoint deleted
+
+    @property
+    def log_dir(self) -> Path:
+        return self.shape.path / "_delta_log"
+
+    @property
+    def label(self) -> str:
+        return f"{self.implementation}:{self.profile.name} on {self.shape.name} ({self.shape.path})"
+
+
+_CACHE: dict[tuple[str, str, str], WrittenTable] = {}
+
+
+def shape_variant(profile: WriterProfile) -> str:
+    return "v2" if profile.needs_v2_table else "classic"
+
+
+def written_table(
+    impl: Implementation, profile: WriterProfile, shape_name: str, factory: pytest.TempPathFactory
+) -> WrittenTable:
+    key = (impl.info.name, profile.name, shape_name)
+    if key in _CACHE:
+        return _CACHE[key]
+    base = factory.mktemp(f"{impl.info.name}-{profile.name}-{shape_name}".replace(":", "_"))
+    shape = build_shape(shape_name, shape_variant(profile), base / "table")
+    before = listing(shape.path)
+    error: AdapterError | None = None
+    try:
+        impl.write_checkpoint(shape.path, profile=profile.name, version=shape.version)
+    except AdapterError as exc:
+        error = exc
+    after = listing(shape.path)
+    groups = checkpoint_names(shape.path / "_delta_log", shape.version)
+    new = [names for names in groups.values() if any(n not in before for n in names)]
+    checkpoint = sorted(new[0]) if new else []
+    readable = None
+    if checkpoint:
+        readable = base / "readable"
+        shutil.copytree(shape.path, readable)
+        delete_commits_before(readable / "_delta_log", shape.version)
+    result = WrittenTable(impl.info.name, profile, shape, before, after, error, checkpoint, readable)
+    _CACHE[key] = result
+    return result
+
+
+@pytest.fixture
+def written(
+    writer: tuple[Implementation, WriterProfile], shape_name: str, tmp_path_factory: pytest.TempPathFactory
+) -> WrittenTable:
+    impl, profile = writer
+    result = written_table(impl, profile, shape_name, tmp_path_factory)
+    if result.error is not None:
+        pytest.fail(f"{result.label}: the writer failed: {result.error}", pytrace=False)
+    if not result.checkpoint:
+        pytest.fail(f"{result.label}: the writer reported success but no new checkpoint file appeared at "
+                    f"version {result.shape.version}", pytrace=False)  # fmt: skip
+    return result

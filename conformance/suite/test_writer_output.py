@@ -1,0 +1,448 @@
+"""Writer conformance: inspect what each writer profile wrote on each source shape.
+
+Every test opens the files itself (:mod:`conformance.checkpoint_files`: pyarrow and ``json``), so
+no reader is trusted. Parametrised over ``writer_profile`` × ``shape_name``; a profile that promises
+a V2 checkpoint is run on the shape's ``v2`` variant.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from conformance.checkpoint_files import (
+    DecodedCheckpoint,
+    decode_checkpoint,
+    read_last_checkpoint,
+    sidecar_name,
+)
+from conformance.schemas import validator
+from conformance.spark_hash import part_of
+from conformance.suite.conftest import WrittenTable
+from reference_impl.last_checkpoint import checksum
+from reference_impl.naming import SIDECAR_DIR, LogFileKind, parse_log_file_name
+from reference_impl.table_state import TableState
+
+_UNRESERVED = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+
+def _decoded(w: WrittenTable) -> DecodedCheckpoint:
+    return decode_checkpoint(w.log_dir, w.checkpoint)
+
+
+def _is_v2(d: DecodedCheckpoint) -> bool:
+    return bool(d.actions("checkpointMetadata"))
+
+
+@pytest.mark.requirement("CKPT-NAME-001", "CKPT-NAME-003")
+def test_checkpoint_files_have_spec_names(written: WrittenTable) -> None:
+    """Every checkpoint file a writer writes has the strict name of its kind.
+
+    Spec: CKPT-NAME-001, CKPT-NAME-003
+    > A writer MUST name every classic, multi-part and UUID-named checkpoint file it writes in the form
+    > given for its kind. The token u in a UUID-named checkpoint name MUST be an RFC 4122 UUID in its
+    > canonical lowercase form.
+    """
+    for name in written.checkpoint:
+        parsed = parse_log_file_name(name)
+        assert parsed.kind.is_checkpoint and parsed.conforms, (
+            f"{written.label}: {name} is not a spec-conforming name"
+        )
+
+
+@pytest.mark.requirement("CKPT-FEAT-001", "CKPT-FEAT-002")
+def test_checkpoint_kind_matches_spec_and_feature(written: WrittenTable) -> None:
+    """UUID-named files are V2, multi-part ones V1, and V2 appears only where the table supports it.
+
+    Spec: CKPT-FEAT-001, CKPT-FEAT-002
+    > A writer MUST give every UUID-named checkpoint it writes the V2 spec and every multi-part checkpoint
+    > it writes the V1 spec. A writer MUST NOT write a V2-spec checkpoint for a version whose protocol
+    > does not support v2Checkpoint.
+    """
+    decoded = _decoded(written)
+    v2 = _is_v2(decoded)
+    if decoded.kind is LogFileKind.CHECKPOINT_UUID:
+        assert v2, f"{written.label}: UUID-named {written.checkpoint[0]} has no checkpointMetadata"
+    if decoded.kind is LogFileKind.CHECKPOINT_PART:
+        assert not v2, f"{written.label}: multi-part checkpoint carries checkpointMetadata"
+    supports = "v2Checkpoint" in (written.shape.state.protocol.get("readerFeatures") or [])
+    assert supports or not v2, f"{written.label}: V2 checkpoint on a table without v2Checkpoint"
+
+
+@pytest.mark.requirement("CKPT-CONTENT-001", "CKPT-CONTENT-002", "CKPT-CONTENT-004", "CKPT-CONTENT-006",
+                         "CKPT-CONTENT-008", "CKPT-CONTENT-009")  # fmt: skip
+def test_checkpoint_holds_exactly_the_state(written: WrittenTable) -> None:
+    """The actions in the checkpoint files are exactly the state of the version (by construction).
+
+    Spec: CKPT-CONTENT-001 (and -002, -004, -006, -008, -009)
+    > A checkpoint named for version n MUST describe exactly the table state obtained by reconciling the
+    > actions of all commits from version 0 through version n.
+    """
+    from conformance.compare import assert_states_equal
+
+    d = _decoded(written)
+    protocols, metadatas = d.actions("protocol"), d.actions("metaData")
+    assert len(protocols) == 1 and len(metadatas) == 1, (
+        f"{written.label}: {len(protocols)} protocol and {len(metadatas)} metaData actions in {written.checkpoint}"
+    )
+    adds = d.actions("add")
+    has_json_stats = all("stats" in a for a in adds)
+    state = TableState.build(
+        version=written.shape.version, protocol=protocols[0], metadata=metadatas[0], files=adds,
+        tombstones=d.actions("remove"), txns=d.actions("txn"), domain_metadata=d.actions("domainMetadata"),
+    )  # fmt: skip
+    ignore = [] if has_json_stats else ["files.stats"]
+    assert_states_equal(written.shape.state, state, context=f"{written.label}: checkpoint content vs expected",
+                        ignore=ignore)  # fmt: skip
+
+
+@pytest.mark.requirement("CKPT-CONTENT-010", "CKPT-V2-014")
+def test_checkpoint_has_no_commit_info_or_cdc(written: WrittenTable) -> None:
+    """No commitInfo or cdc action is ever written into a checkpoint.
+
+    Spec: CKPT-CONTENT-010
+    > A checkpoint MUST NOT contain any commitInfo or cdc action.
+    """
+    kinds = {k for r in _decoded(written).all_rows for k in r}
+    assert not kinds & {"commitInfo", "cdc"}, (
+        f"{written.label}: found {sorted(kinds & {'commitInfo', 'cdc'})}"
+    )
+
+
+@pytest.mark.requirement("CKPT-CONTENT-011")
+def test_file_actions_have_data_change_false(written: WrittenTable) -> None:
+    """Every add and remove in a checkpoint has dataChange = false.
+
+    Spec: CKPT-CONTENT-011
+    > A writer SHOULD set dataChange to false in every add and remove action it writes into a checkpoint.
+    """
+    d = _decoded(written)
+    bad = [a["path"] for a in [*d.actions("add"), *d.actions("remove")] if a.get("dataChange") is not False]
+    assert not bad, f"{written.label}: dataChange not false for {bad[:5]}"
+
+
+@pytest.mark.requirement("CKPT-SCHEMA-001")
+def test_each_row_holds_exactly_one_action(written: WrittenTable) -> None:
+    """Every Parquet row of the checkpoint holds exactly one action column.
+
+    Spec: CKPT-SCHEMA-001
+    > Every row of a Parquet checkpoint file MUST hold exactly one action, stored in the nullable
+    > top-level struct column named after its action kind, with every other top-level column null.
+    """
+    d = _decoded(written)
+    for f in [*d.top, *d.sidecars]:
+        multi = [r for r in f.rows if len(r) != 1]
+        assert not multi and not f.null_rows, (
+            f"{written.label}: {f.name} has {len(multi)} rows with several actions and {f.null_rows} empty rows"
+        )
+
+
+def _nullable_everywhere(field: Any, where: str, out: list[str]) -> None:
+    import pyarrow as pa
+
+    if not field.nullable:
+        out.append(where)
+    t = field.type
+    if pa.types.is_struct(t):
+        for child in t:
+            _nullable_everywhere(child, f"{where}.{child.name}", out)
+    elif pa.types.is_list(t):
+        _nullable_everywhere(t.value_field, f"{where}.element", out)
+    elif pa.types.is_map(t):
+        _nullable_everywhere(t.item_field, f"{where}.value", out)
+
+
+@pytest.mark.requirement("CKPT-SCHEMA-003")
+def test_every_parquet_field_is_optional(written: WrittenTable) -> None:
+    """Every field of every Parquet checkpoint file is optional (map keys excepted).
+
+    Spec: CKPT-SCHEMA-003
+    > A writer SHOULD declare every field of a checkpoint file, at every nesting level, as optional
+    > (nullable), except map keys.
+    """
+    d = _decoded(written)
+    required: list[str] = []
+    for f in [*d.top, *d.sidecars]:
+        if f.schema is not None:
+            for field in f.schema:
+                _nullable_everywhere(field, f"{f.name}:{field.name}", required)
+    assert not required, f"{written.label}: required fields: {required[:8]}"
+
+
+@pytest.mark.requirement("CKPT-SCHEMA-005", "CKPT-SCHEMA-006")
+def test_remove_has_no_stats_or_tags(written: WrittenTable) -> None:
+    """remove actions in checkpoints carry no stats and no tags (and the fields are best left out).
+
+    Spec: CKPT-SCHEMA-005
+    > In every Parquet checkpoint file, the stats and tags fields of the remove struct, where the file has
+    > them, MUST be null in every row.
+    """
+    d = _decoded(written)
+    bad = [r["path"] for r in d.actions("remove") if "stats" in r or "tags" in r]
+    assert not bad, f"{written.label}: remove with stats/tags: {bad[:5]}"
+
+
+@pytest.mark.requirement("CKPT-SCHEMA-007")
+def test_protocol_feature_lists_match_versions(written: WrittenTable) -> None:
+    """readerFeatures/writerFeatures are present exactly when the protocol versions use table features.
+
+    Spec: CKPT-SCHEMA-007
+    > readerFeatures MUST be a non-null list if minReaderVersion is 3 or more and null otherwise, and
+    > writerFeatures MUST be a non-null list if minWriterVersion is 7 or more and null otherwise.
+    """
+    (protocol,) = _decoded(written).actions("protocol")
+    assert ("readerFeatures" in protocol) == (protocol["minReaderVersion"] >= 3), (
+        f"{written.label}: {protocol}"
+    )
+    assert ("writerFeatures" in protocol) == (protocol["minWriterVersion"] >= 7), (
+        f"{written.label}: {protocol}"
+    )
+
+
+def _require_v2(written: WrittenTable) -> DecodedCheckpoint:
+    d = _decoded(written)
+    if not _is_v2(d):
+        pytest.skip(f"n.a.: {written.label} wrote a V1 checkpoint")
+    return d
+
+
+@pytest.mark.requirement("CKPT-V2-001", "CKPT-V2-002")
+def test_v2_has_one_checkpoint_metadata_with_its_version(written: WrittenTable) -> None:
+    """A V2 checkpoint has exactly one checkpointMetadata, in the top-level file, naming its version.
+
+    Spec: CKPT-V2-001, CKPT-V2-002
+    > A V2-spec checkpoint MUST contain exactly one checkpointMetadata action, in its top-level file.
+    > Its version field MUST equal the version in the checkpoint's file name.
+    """
+    d = _require_v2(written)
+    top = [r["checkpointMetadata"] for f in d.top for r in f.rows if "checkpointMetadata" in r]
+    assert len(top) == 1 and len(d.actions("checkpointMetadata")) == 1, f"{written.label}: {len(top)} in top"
+    assert top[0]["version"] == d.version, f"{written.label}: checkpointMetadata.version {top[0]['version']}"
+
+
+@pytest.mark.requirement("CKPT-V2-003", "CKPT-V2-004", "CKPT-SIDE-002")
+def test_v2_action_placement(written: WrittenTable) -> None:
+    """Non-file actions only in the top-level file; sidecars hold only add/remove; never a mix.
+
+    Spec: CKPT-V2-003, CKPT-V2-004, CKPT-SIDE-002
+    > A V2-spec checkpoint MUST store every non-file action in its top-level file. A top-level file that
+    > contains a sidecar action MUST NOT contain any add or remove action. Every row of a sidecar file
+    > MUST hold an add action or a remove action.
+    """
+    d = _require_v2(written)
+    for f in d.sidecars:
+        other = sorted({k for r in f.rows for k in r} - {"add", "remove"})
+        assert not other, f"{written.label}: sidecar {f.name} holds {other}"
+    top_kinds = {k for f in d.top for r in f.rows for k in r}
+    if "sidecar" in top_kinds:
+        assert not top_kinds & {"add", "remove"}, f"{written.label}: inline file actions next to sidecars"
+
+
+@pytest.mark.requirement("CKPT-V2-005")
+def test_v2_json_lines_are_valid_actions(written: WrittenTable) -> None:
+    """Each line of a JSON top-level file is one valid single-action object.
+
+    Spec: CKPT-V2-005
+    > A JSON top-level file MUST be UTF-8 text holding one action per line, each line a JSON object
+    > valid against schemas/checkpoint_action.schema.json.
+    """
+    _require_v2(written)
+    name = written.checkpoint[0]
+    if not name.endswith(".json"):
+        pytest.skip(f"n.a.: {name} is Parquet")
+    check = validator("checkpoint_action.schema.json")
+    for number, line in enumerate((written.log_dir / name).read_text("utf-8").splitlines(), start=1):
+        errors = list(check.iter_errors(json.loads(line)))
+        assert not errors, f"{written.label}: {name} line {number}: {errors[0].message}"
+
+
+@pytest.mark.requirement("CKPT-V2-006")
+def test_v2_checkpoint_metadata_tags_are_exact(written: WrittenTable) -> None:
+    """The well-known checkpointMetadata tags a writer records are exact.
+
+    Spec: CKPT-V2-006
+    > Each well-known tag a writer records MUST be exact: sidecarNumActions the decimal count of rows across
+    > all referenced sidecars, sidecarSizeInBytes the decimal sum of their byte lengths, numOfAddFiles …
+    """
+    d = _require_v2(written)
+    tags = d.actions("checkpointMetadata")[0].get("tags") or {}
+    actual = {
+        "sidecarNumActions": str(sum(len(f.rows) for f in d.sidecars)),
+        "sidecarSizeInBytes": str(sum((written.log_dir / f.name).stat().st_size for f in d.sidecars)),
+        "numOfAddFiles": str(len(d.actions("add"))),
+    }
+    for tag, value in actual.items():
+        if tag in tags:
+            assert tags[tag] == value, f"{written.label}: tag {tag}={tags[tag]}, files say {value}"
+
+
+@pytest.mark.requirement("CKPT-SIDE-001", "CKPT-SIDE-004", "CKPT-SIDE-010", "CKPT-SIDE-011")
+def test_sidecar_actions_describe_their_files(written: WrittenTable) -> None:
+    """Sidecars live in _delta_log/_sidecars, are named by bare unreserved names, with exact sizes.
+
+    Spec: CKPT-SIDE-001, CKPT-SIDE-004, CKPT-SIDE-010, CKPT-SIDE-011
+    > The sizeInBytes of a sidecar action MUST equal the exact length in bytes of the sidecar file. A
+    > writer MUST set the path of a sidecar action to the bare file name of the sidecar.
+    """
+    d = _require_v2(written)
+    for action in d.actions("sidecar"):
+        raw = str(action["path"])
+        assert "/" not in raw and ":" not in raw, f"{written.label}: sidecar path {raw!r} is not a bare name"
+        assert set(raw) <= _UNRESERVED, f"{written.label}: sidecar name {raw!r} needs URI encoding"
+        path = written.log_dir / SIDECAR_DIR / sidecar_name(action)
+        assert path.is_file(), f"{written.label}: sidecar {path} missing"
+        assert path.stat().st_size == action["sizeInBytes"], (
+            f"{written.label}: {path.name} has {path.stat().st_size} bytes, action says {action['sizeInBytes']}"
+        )
+
+
+@pytest.mark.requirement("CKPT-PART-002", "CKPT-PART-003", "CKPT-NAME-002")
+def test_multipart_rows_are_hash_clustered(written: WrittenTable) -> None:
+    """Each action of a p-part checkpoint sits in the part Spark's hash partitioning assigns it.
+
+    Spec: CKPT-PART-002, CKPT-PART-003
+    > A writer MUST place each file action of a p-part checkpoint in part pmod(hash(k), p) + 1, where k
+    > is the action's path. A writer MUST place every non-file action in part pmod(42, p) + 1.
+    """
+    d = _decoded(written)
+    if d.kind is not LogFileKind.CHECKPOINT_PART:
+        pytest.skip(f"n.a.: {written.label} did not write a multi-part checkpoint")
+    parts = {parse_log_file_name(f.name).part or 0: f for f in d.top}
+    num = parse_log_file_name(d.top[0].name).num_parts
+    assert num is not None and sorted(parts) == list(range(1, num + 1)), (
+        f"{written.label}: parts {sorted(parts)}"
+    )
+    for part, f in parts.items():
+        for row in f.rows:
+            kind, action = next(iter(row.items()))
+            key = action["path"] if kind in ("add", "remove") else None
+            assert part_of(key, num) == part, (
+                f"{written.label}: {kind} {key!r} in part {part}, expected {part_of(key, num)}"
+            )
+
+
+@pytest.mark.requirement("CKPT-WRITE-007", "CKPT-SIDE-003")
+def test_existing_files_are_untouched(written: WrittenTable) -> None:
+    """Writing a checkpoint modifies or deletes no existing file (except _last_checkpoint).
+
+    Spec: CKPT-WRITE-007, CKPT-SIDE-003
+    > Writing a checkpoint MUST NOT modify or delete any existing commit file, any checkpoint file of
+    > another version, or any UUID-named checkpoint file.
+    """
+    changed = [
+        n for n, meta in written.before.items() if n != "_last_checkpoint" and written.after.get(n) != meta
+    ]
+    assert not changed, f"{written.label}: changed or deleted: {changed}"
+
+
+def _hint(written: WrittenTable) -> tuple[str, dict[str, Any]]:
+    found = read_last_checkpoint(written.log_dir)
+    if found is None:
+        if written.profile.writes_last_checkpoint:
+            pytest.fail(f"{written.label}: no _last_checkpoint written", pytrace=False)
+        pytest.skip(f"n.a.: {written.label} does not write _last_checkpoint")
+    return found
+
+
+@pytest.mark.requirement("CKPT-LAST-001", "CKPT-CKSUM-002")
+def test_last_checkpoint_is_valid(written: WrittenTable) -> None:
+    """_last_checkpoint is one JSON object, valid against the schema, without duplicate keys.
+
+    Spec: CKPT-LAST-001, CKPT-CKSUM-002
+    > A writer MUST write _last_checkpoint as a single UTF-8 JSON object that is valid against
+    > schemas/last_checkpoint.schema.json. A writer MUST NOT write a duplicate key.
+    """
+    text, hint = _hint(written)
+
+    def no_dupes(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [k for k, _ in pairs]
+        assert len(keys) == len(set(keys)), f"{written.label}: duplicate keys in _last_checkpoint: {keys}"
+        return dict(pairs)
+
+    json.loads(text, object_pairs_hook=no_dupes)
+    errors = list(validator("last_checkpoint.schema.json").iter_errors(hint))
+    assert not errors, f"{written.label}: _last_checkpoint: {errors[0].message}"
+
+
+@pytest.mark.requirement("CKPT-LAST-002", "CKPT-LAST-003", "CKPT-LAST-004", "CKPT-LAST-013")
+def test_last_checkpoint_matches_the_files(written: WrittenTable) -> None:
+    """version, size, parts, sizeInBytes and numOfAddFiles describe the checkpoint on disk exactly.
+
+    Spec: CKPT-LAST-002, -003, -004, -013
+    > The size a writer records MUST equal the total number of actions stored in all files of the
+    > described checkpoint. sizeInBytes MUST equal the sum of the byte lengths of all its files,
+    > referenced sidecars included. parts is present when, and only when, the checkpoint is multi-part.
+    """
+    _, hint = _hint(written)
+    d = _decoded(written)
+    assert hint["version"] == d.version, f"{written.label}: hint version {hint['version']} != {d.version}"
+    rows = sum(len(f.rows) for f in [*d.top, *d.sidecars])
+    assert hint["size"] == rows, f"{written.label}: hint size {hint['size']}, files hold {rows} actions"
+    if "sizeInBytes" in hint:
+        total = sum((written.log_dir / f.name).stat().st_size for f in [*d.top, *d.sidecars])
+        assert hint["sizeInBytes"] == total, f"{written.label}: sizeInBytes {hint['sizeInBytes']} != {total}"
+    if "numOfAddFiles" in hint:
+        assert hint["numOfAddFiles"] == len(d.actions("add")), (
+            f"{written.label}: numOfAddFiles {hint['numOfAddFiles']}"
+        )
+    multipart = d.kind is LogFileKind.CHECKPOINT_PART
+    assert ("parts" in hint) == multipart, (
+        f"{written.label}: parts={hint.get('parts')} for a {d.kind.value} checkpoint"
+    )
+    if multipart:
+        assert hint["parts"] == len(d.top), f"{written.label}: parts {hint['parts']} != {len(d.top)}"
+
+
+@pytest.mark.requirement("CKPT-LAST-006", "CKPT-LAST-007")
+def test_last_checkpoint_v2_object(written: WrittenTable) -> None:
+    """v2Checkpoint appears only for UUID-named checkpoints and describes the top-level file exactly.
+
+    Spec: CKPT-LAST-006, CKPT-LAST-007
+    > A writer MUST write a v2Checkpoint object only when the described checkpoint is UUID-named, with
+    > path set to the bare file name of its top-level file; nonFileActions and sidecarFiles, when present,
+    > list every non-file action except sidecars, and every sidecar.
+    """
+    _, hint = _hint(written)
+    d = _decoded(written)
+    v2 = hint.get("v2Checkpoint")
+    if d.kind is not LogFileKind.CHECKPOINT_UUID:
+        assert v2 is None, f"{written.label}: v2Checkpoint in the hint of a {d.kind.value} checkpoint"
+        return
+    if v2 is None:
+        return
+    top = written.log_dir / written.checkpoint[0]
+    assert v2["path"] == top.name and v2["sizeInBytes"] == top.stat().st_size, (
+        f"{written.label}: {v2['path']}"
+    )
+    if v2.get("sidecarFiles") is not None:
+        listed = sorted(s["path"] for s in v2["sidecarFiles"])
+        assert listed == sorted(str(a["path"]) for a in d.actions("sidecar")), (
+            f"{written.label}: sidecarFiles"
+        )
+    if v2.get("nonFileActions") is not None:
+        kinds = sorted(next(iter(a)) for a in v2["nonFileActions"])
+        expected = sorted(
+            k for f in d.top for r in f.rows for k in r if k not in ("sidecar", "add", "remove")
+        )
+        assert kinds == expected, f"{written.label}: nonFileActions kinds {kinds} != {expected}"
+
+
+@pytest.mark.requirement("CKPT-LAST-009", "CKPT-LAST-010", "CKPT-CKSUM-001")
+def test_last_checkpoint_order_and_checksum(written: WrittenTable) -> None:
+    """version, size, parts come first; a checksum, if any, is last and valid (delta-spark's algorithm).
+
+    Spec: CKPT-LAST-009, CKPT-LAST-010, CKPT-CKSUM-001
+    > A writer MUST write version, size and, when present, parts as the first members, in that order.
+    > When a writer includes checksum, its value MUST be the checksum that §15.1 computes.
+    """
+    _, hint = _hint(written)
+    keys = list(hint)
+    head = ["version", "size", "parts"] if "parts" in hint else ["version", "size"]
+    assert keys[: len(head)] == head, f"{written.label}: _last_checkpoint starts with {keys[:3]}"
+    if "checksum" in hint:
+        assert keys[-1] == "checksum", f"{written.label}: checksum is not the last member"
+        assert hint["checksum"] == checksum(hint), (
+            f"{written.label}: checksum {hint['checksum']} != {checksum(hint)}"
+        )
