@@ -11,6 +11,8 @@
         issue: "https://github.com/delta-io/delta-rs/issues/NNNN"
         tests: ["*test_reader_fixture[deltalake|valid/hint_ahead_of_log|*"]
 
+``inherits: <name>`` prepends the entries of ``<name>.yaml`` (two adapters of one implementation).
+A file applies only to tests that involve its implementation, so patterns need not repeat its name.
 Patterns are ``fnmatch`` patterns over pytest node ids. Every entry needs a reason; an entry that
 matches no collected test is an error (it would silently hide a regression after a rename).
 """
@@ -67,6 +69,9 @@ def load(path: Path) -> Expectations:
         for kind in ("skip", "xfail")
         for item in data.get(kind, [])
     ]
+    if data.get("inherits"):
+        # Another adapter of the same implementation (e.g. deltalake through the subprocess protocol).
+        entries = load(path.with_name(f"{data['inherits']}.yaml")).entries + entries
     return Expectations(data["implementation"], entries)
 
 

@@ -97,6 +97,42 @@ def _partition_string(value: Any) -> str | None:
     return str(value)
 
 
+def _physical_names(schema_string: str, configuration: Mapping[str, str]) -> dict[str, Any]:
+    """Logical -> physical column names (nested: name -> (physical, children)) under column mapping.
+
+    deltalake reports partition values and statistics under *logical* names; the log (and so the
+    TableState) keys them by *physical* name when column mapping is on.
+    """
+    import json
+
+    if configuration.get("delta.columnMapping.mode", "none") == "none":
+        return {}
+
+    def walk(fields: list[dict[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in fields:
+            physical = (f.get("metadata") or {}).get("delta.columnMapping.physicalName", f["name"])
+            children = (
+                walk(f["type"]["fields"])
+                if isinstance(f["type"], dict) and f["type"].get("type") == "struct"
+                else {}
+            )
+            out[f["name"]] = (physical, children)
+        return out
+
+    return walk(json.loads(schema_string)["fields"])
+
+
+def _rename(value: Any, names: Mapping[str, Any]) -> Any:
+    if not names or not isinstance(value, Mapping):
+        return value
+    out = {}
+    for key, inner in value.items():
+        physical, children = names.get(key, (key, {}))
+        out[physical] = _rename(inner, children)
+    return out
+
+
 def _stats(row: Mapping[str, Any]) -> dict[str, Any] | None:
     stats: dict[str, Any] = {}
     if row.get("num_records") is not None:
@@ -160,6 +196,7 @@ def deltalake_state(
         "createdTime": meta.created_time,
     }
     cardinalities = _deletion_vector_cardinalities(table, root)
+    names = _physical_names(metadata["schemaString"], metadata["configuration"])
     files = []
     for row in pa.table(table.get_add_actions(flatten=False)).to_pylist():
         add: dict[str, Any] = {
@@ -171,6 +208,12 @@ def deltalake_state(
         }
         if row["path"] in cardinalities:
             add["deletionVector"] = {"cardinality": cardinalities[row["path"]]}
+        if names:
+            add["partitionValues"] = _rename(add["partitionValues"], names)
+            if add["stats"]:
+                add["stats"] = {
+                    k: _rename(v, names) if k != "numRecords" else v for k, v in add["stats"].items()
+                }
         files.append(add)
     app_ids = list(txn_app_ids)
     txns = []
