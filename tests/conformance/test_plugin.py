@@ -1,0 +1,145 @@
+"""Meta-tests of the conformance plugin: collection rules, expectations, reports, the subprocess protocol.
+
+They run the real suite module (``conformance/suite/test_reader_fixtures.py``) in a nested pytest
+session against a one-case fixtures directory and a fake adapter program, so no Spark is needed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.schemas import validator
+
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parents[2]
+HARNESS = Path(__file__).with_name("fake_harness.py")
+CASE = ROOT / "fixtures" / "valid" / "v1_classic"
+
+
+@pytest.fixture
+def one_case(tmp_path: Path) -> Path:
+    """A fixtures directory holding one valid case (two expectations: v3 and latest)."""
+    target = tmp_path / "fx" / "valid" / "v1_classic"
+    shutil.copytree(CASE, target)
+    return tmp_path / "fx"
+
+
+def _run(
+    pytester: pytest.Pytester, fixtures: Path, *extra: str, expectations: Path | None = None
+) -> pytest.RunResult:
+    args = ["-p", "no:cacheprovider", "--pyargs", "conformance.suite.test_reader_fixtures",
+            "--impl-cmd", f"fake={sys.executable} {HARNESS}", "--fixtures-dir", str(fixtures),
+            "--ckpt-results", str(pytester.path / "results.json"), *extra]  # fmt: skip
+    if expectations is not None:
+        args += ["--expectations-dir", str(expectations)]
+    return pytester.runpytest_subprocess(*args)
+
+
+def _latest_state(fixtures: Path) -> Path:
+    descriptor = json.loads((fixtures / "valid" / "v1_classic" / "fixture.json").read_text())
+    latest = next(e for e in descriptor["expectations"] if e["version"] == descriptor["latestVersion"])
+    return fixtures / "valid" / "v1_classic" / latest["state"]
+
+
+@pytest.mark.requirement("CKPT-READ-001")
+def test_matching_state_passes_and_wrong_version_state_fails(pytester: pytest.Pytester, one_case: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """A reader returning the latest state passes that expectation and fails the older one, naming the field."""
+    monkeypatch.setenv("FAKE_STATE", str(_latest_state(one_case)))
+    result = _run(pytester, one_case)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*valid/v1_classic (version 3) read by fake*difference*"])
+    results = json.loads((pytester.path / "results.json").read_text())
+    assert not list(validator("results.schema.json").iter_errors(results)), "results.json violates its schema"
+    outcomes = {r["fixture"]: r["outcome"] for r in results["results"]}
+    assert outcomes == {"valid/v1_classic|v3": "failed", "valid/v1_classic|v4": "passed"}, outcomes
+    assert all("CKPT-V1-002" in r["requirements"] for r in results["results"]), (
+        "fixture requirements not recorded"
+    )
+
+
+def test_expected_error_code_is_compared(
+    pytester: pytest.Pytester, one_case: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader that errors where a state is expected fails with the code it reported."""
+    monkeypatch.setenv("FAKE_ERROR", "LOG_GAP")
+    result = _run(pytester, one_case)
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*expected a state, the reader reported LOG_GAP*"])
+
+
+def test_protocol_violation_is_reported(
+    pytester: pytest.Pytester, one_case: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A program that answers with non-JSON fails with a protocol message naming the program."""
+    monkeypatch.setenv("FAKE_GARBAGE", "1")
+    result = _run(pytester, one_case)
+    result.stdout.fnmatch_lines(["*fake: response is not JSON*"])
+    assert result.ret != 0
+
+
+def test_strict_xfail_that_passes_fails_the_run(pytester: pytest.Pytester, one_case: Path,
+                                                monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:  # fmt: skip
+    """An xfail entry for a test that passes makes the run fail (strict), and is recorded as xpassed."""
+    monkeypatch.setenv("FAKE_STATE", str(_latest_state(one_case)))
+    expectations = tmp_path / "exp"
+    expectations.mkdir()
+    (expectations / "fake.yaml").write_text(
+        "implementation: fake\nxfail:\n  - reason: 'pretend the latest version is known to be wrong'\n"
+        "    tests: ['*v1_classic|v4*']\n"
+    )
+    result = _run(pytester, one_case, expectations=expectations)
+    assert result.ret != 0
+    results = json.loads((pytester.path / "results.json").read_text())
+    latest = next(r for r in results["results"] if r["fixture"] == "valid/v1_classic|v4")
+    assert latest["outcome"] == "xpassed", latest
+
+
+def test_unused_expectation_is_an_error(pytester: pytest.Pytester, one_case: Path, tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """With --strict-expectations an entry that matches no test stops the run at collection."""
+    monkeypatch.setenv("FAKE_STATE", str(_latest_state(one_case)))
+    expectations = tmp_path / "exp"
+    expectations.mkdir()
+    (expectations / "fake.yaml").write_text(
+        "implementation: fake\nskip:\n  - reason: 'refers to a test that does not exist'\n    tests: ['*nope*']\n"
+    )
+    result = _run(pytester, one_case, "--strict-expectations", expectations=expectations)
+    result.stderr.fnmatch_lines(["*expectation entries that match no test*"])
+    assert result.ret != 0
+
+
+def test_unknown_requirement_id_fails_collection(pytester: pytest.Pytester) -> None:
+    """A test citing a requirement ID that is not in spec/requirements.json is a collection error."""
+    pytester.makepyfile(
+        test_bad="""
+        import pytest
+
+        @pytest.mark.requirement("CKPT-NOPE-999")
+        def test_x():
+            pass
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.stderr.fnmatch_lines(["*unknown requirement ID*", "*test_bad.py::test_x: CKPT-NOPE-999*"])
+    assert result.ret != 0
+
+
+def test_report_renders_matrix(
+    pytester: pytest.Pytester, one_case: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MATRIX.md and index.html are written from results.json, with the implementation and its cells."""
+    from conformance.report import write_reports
+
+    monkeypatch.setenv("FAKE_STATE", str(_latest_state(one_case)))
+    _run(pytester, one_case)
+    md, page = write_reports(pytester.path / "results.json", pytester.path / "out")
+    text = md.read_text()
+    assert "| fake |" in text and "CKPT-V1-002" in text and "✘ fail" in text, text[:2000]
+    assert "<table>" in page.read_text()
