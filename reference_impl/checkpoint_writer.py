@@ -747,9 +747,11 @@ def write_top_level_file(
 
     The file holds the ``head`` actions (``checkpointMetadata``, ``sidecar`` and non-file actions, in
     JSON form) and, when ``inline`` is given, its file actions (a DataFrame with ``add`` and ``remove``
-    columns). It goes through the writer's own path — staged by Spark, read back and counted,
-    published create-if-absent (an existing file of that name is kept, ``kept_existing``) — with the
-    ``add``/``remove`` column types the writer uses. ``_last_checkpoint`` is not touched.
+    columns; they are reshaped as the writer shapes checkpoint rows: ``dataChange`` false,
+    ``stats_parsed`` per the table's properties). It goes through the writer's own path — staged by
+    Spark, read back and counted, published create-if-absent (an existing file of that name is kept,
+    ``kept_existing``) — with the ``add``/``remove`` column types the writer uses.
+    ``_last_checkpoint`` is not touched.
 
     The cleaner writes compatibility checkpoints (a classic-named copy of a UUID-named top-level
     file, spec §13) with it.
@@ -773,7 +775,9 @@ def write_top_level_file(
                 for c in columns
             ]
         )
-        rows = _nullable_df(rows)
+        shaped = rows.select("txn", _checkpoint_add(snap, plan).alias("add"), _checkpoint_remove().alias("remove"),
+                             "metaData", "protocol", "domainMetadata")  # fmt: skip
+        rows = _nullable_df(shaped)
         counts = rows.agg(
             F.sum(F.when(F.col("add").isNotNull(), 1).otherwise(0)).alias("adds"),
             F.sum(F.when(F.col("remove").isNotNull(), 1).otherwise(0)).alias("removes"),

@@ -1,0 +1,386 @@
+"""The reference cleaner on a real delta-spark table: what it deletes, what readers see afterwards,
+and how it compares with delta-spark's own metadata cleanup.
+
+The table is :func:`tests.cleanup.tables.build_base` (UUID-named V2 checkpoints at 2, 3, 4 and 6;
+the one at 3 shares checkpoint 2's sidecars; a log compaction 1..2; version ``v`` stamped
+``8 - v`` days before today). With the table's 3-day retention at ``NOW`` the cutoff commit is 4.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from conformance.adapters.delta_spark import delta_snapshot, delta_spark_state
+from conformance.adapters.deltalake import deltalake_state
+from conformance.compare import assert_states_equal, unavailable_fields
+from reference_impl.cleanup import cleanup
+from reference_impl.cli import main
+from reference_impl.errors import VersionNotFound
+from reference_impl.naming import SIDECAR_DIR, classic_checkpoint_name, commit_name, crc_name
+from reference_impl.snapshot import read_snapshot
+from reference_impl.table_properties import MS_PER_DAY
+from tests.cleanup.conftest import CleanupTables
+from tests.cleanup.tables import (
+    NOW,
+    Base,
+    delta_spark_cleanup,
+    log_files,
+    snapshot_files,
+    top_level_actions,
+)
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from pyspark.sql import SparkSession
+
+pytestmark = [pytest.mark.spark, pytest.mark.delta_spark]
+
+
+def _old_log_files(base: Base, below: int) -> set[str]:
+    """Non-hidden commit, checksum and checkpoint files of versions < ``below``."""
+    names = {commit_name(v) for v in range(below)} | {crc_name(v) for v in range(below)}
+    return names | {n for v, n in base.checkpoints.items() if v < below}
+
+
+def _sidecars(base: Base, version: int) -> set[str]:
+    return {f"{SIDECAR_DIR}/{n}" for n in base.sidecars[version]}
+
+
+def _visible(names: set[str] | frozenset[str]) -> set[str]:
+    return {n for n in names if not n.rsplit("/", 1)[-1].startswith(".")}
+
+
+def _write_commit(table: Path, version: int, actions: list[dict[str, object]]) -> None:
+    path = table / "_delta_log" / commit_name(version)
+    path.write_text("".join(json.dumps(a) + "\n" for a in actions))
+
+
+@pytest.mark.requirement(
+    "CKPT-CLEAN-001", "CKPT-CLEAN-002", "CKPT-CLEAN-003", "CKPT-CLEAN-009", "CKPT-CLEAN-010",
+    "CKPT-CLEAN-013", "CKPT-CLEAN-015", "CKPT-CLEAN-017", "CKPT-COMPAT-004",
+)  # fmt: skip
+def test_cleanup_deletes_exactly_the_expired_files(
+    delta_spark: SparkSession, cleanup_tables: CleanupTables
+) -> None:
+    """CKPT-CLEAN-009: keep "the newest complete checkpoint whose version is not greater than the cutoff
+    commit's version" and delete "the commits, checkpoint files and checksum files of all lower
+    versions"; CKPT-CLEAN-001: the oldest remaining commit is at a complete checkpoint;
+    CKPT-CLEAN-017: delete the sidecars "that no remaining checkpoint references" and older than the
+    cutoff; CKPT-COMPAT-004: write a compatibility checkpoint "before deleting any file"."""
+    cleaned = cleanup_tables.cleaned()
+    base, result = cleaned.base, cleaned.result
+    assert result.status == "done", result.message
+    assert result.cutoff_commit is not None and result.cutoff_commit["version"] == 4
+    assert result.cutoff_checkpoint is not None and result.cutoff_checkpoint["version"] == 4
+    expected = _old_log_files(base, 4) | {base.compaction} | _sidecars(base, 2)
+    assert set(result.deleted_paths()) == expected
+    gone = cleaned.before - cleaned.after
+    assert _visible(gone) == expected
+    assert gone == set(result.deleted_paths(with_companions=True)), "Hadoop checksums go with their files"
+    assert cleaned.after - cleaned.before == {classic_checkpoint_name(6)}
+    assert result.compat is not None and result.compat.action == "created" and result.compat.version == 6
+    assert "_last_checkpoint" in cleaned.after and "_staged_commits/" in {k.name for k in result.kept}
+    kept_sidecars = {d.name: d for d in result.kept_sidecars}
+    assert set(kept_sidecars) == _sidecars(base, 4) | _sidecars(base, 6)
+    assert all(d.referenced_by for d in kept_sidecars.values())
+    assert all(c.ok for c in result.invariants) and result.verified_versions == [4, 5, 6]
+    order = result.deleted_paths()
+    assert order.index(commit_name(0)) < order.index(base.checkpoints[2]) < order.index(commit_name(2))
+    assert all(n.startswith(SIDECAR_DIR) for n in order[-2:]), "sidecars go last"
+
+
+@pytest.mark.deltalake
+@pytest.mark.requirement("CKPT-CLEAN-001", "CKPT-CLEAN-003", "CKPT-COMPAT-005")
+def test_every_reader_reads_every_kept_version(
+    delta_spark: SparkSession, deltalake: ModuleType, cleanup_tables: CleanupTables
+) -> None:
+    """CKPT-CLEAN-001: after the cleanup "the oldest remaining commit file MUST be at the version of a
+    complete checkpoint" — so our reader, delta-spark and deltalake read the latest version and every
+    kept version (4..6) as before; a deleted version is a clear error."""
+    cleaned = cleanup_tables.cleaned()
+    table = cleaned.path
+    for version in (4, 5, 6):
+        ours = read_snapshot(delta_spark, table, version=version, now_ms=NOW).table_state()
+        if version in cleaned.states:
+            assert ours.comparable() == cleaned.states[version].comparable(), f"v{version} changed"
+        label = f"{table} v{version} after cleanup"
+        assert_states_equal(ours, delta_spark_state(delta_spark, str(table), version),
+                            context=f"{label}: reference reader vs delta-spark")  # fmt: skip
+        rust = deltalake_state(table, version)
+        assert_states_equal(ours, rust, context=f"{label}: reference reader vs deltalake",
+                            ignore=unavailable_fields(rust))  # fmt: skip
+    with pytest.raises(VersionNotFound) as info:
+        read_snapshot(delta_spark, table, version=3, now_ms=NOW)
+    assert (
+        info.value.code == "VERSION_NOT_FOUND" and "earliest reconstructable version: 4" in info.value.message
+    )
+    with pytest.raises(Exception, match=r"(?i)version|not.*found|reconstruct") as spark_error:
+        delta_snapshot(delta_spark, str(table), 3)
+    assert "3" in str(spark_error.value)
+    with pytest.raises(Exception):  # noqa: B017 - deltalake raises its own DeltaError subclasses
+        deltalake.DeltaTable(str(table), version=3)
+
+
+def _spark_vs_ours(spark: SparkSession, cleanup_tables: CleanupTables, tmp_path: Path, now: int,
+                   ours_after: frozenset[str] | None = None) -> tuple[set[str], set[str], set[str], set[str]]:  # fmt: skip
+    """(ours - spark, spark - ours) deleted, and (ours, spark) created non-hidden files, on copies of the base."""
+    theirs = cleanup_tables.copy(tmp_path / "delta-spark")
+    before = log_files(theirs.path)
+    delta_spark_cleanup(spark, theirs.path, now)
+    spark_after = log_files(theirs.path)
+    if ours_after is None:
+        mine = cleanup_tables.copy(tmp_path / "ours")
+        result = cleanup(mine.path, now_ms=now, spark=spark)
+        assert result.status == "done", result.message
+        ours_after = frozenset(log_files(mine.path))
+    ours_deleted, spark_deleted = before - ours_after, before - spark_after
+    return (
+        ours_deleted - spark_deleted,
+        spark_deleted - ours_deleted,
+        _visible(ours_after - before),
+        _visible(spark_after - before),
+    )
+
+
+@pytest.mark.requirement("CKPT-CLEAN-010", "CKPT-CLEAN-009", "CKPT-COMPAT-004")
+def test_same_deletions_as_delta_spark_but_the_compaction(
+    delta_spark: SparkSession, cleanup_tables: CleanupTables, tmp_path: Path
+) -> None:
+    """Identical tables, identical clocks: delta-spark's ``doLogCleanup`` and ours delete the same
+    files — commits, checksums, checkpoints, sidecars and their Hadoop checksums — except the log
+    compaction, which we delete (CKPT-CLEAN-010: "delete every log compaction file whose start version
+    is not greater than the cutoff checkpoint's version") and delta-spark never does (D7). Both write
+    the same compatibility checkpoint."""
+    cleaned = cleanup_tables.cleaned()
+    only_ours, only_spark, ours_new, spark_new = _spark_vs_ours(delta_spark, cleanup_tables, tmp_path, NOW,
+                                                                cleaned.after)  # fmt: skip
+    assert only_ours == {cleaned.base.compaction}, "D7"
+    assert only_spark == set()
+    assert ours_new == spark_new == {classic_checkpoint_name(6)}
+
+
+@pytest.mark.requirement("CKPT-CLEAN-003", "CKPT-CLEAN-009")
+def test_delta_spark_boundary_divergence(
+    delta_spark: SparkSession, cleanup_tables: CleanupTables, tmp_path: Path
+) -> None:
+    """One day later the cutoff commit is 5, immediately followed by the checkpoint at 6. We keep the
+    newest checkpoint at or before commit 5 — checkpoint 4 — and commits 4, 5 (CKPT-CLEAN-009);
+    delta-spark deletes everything before checkpoint 6, including the cutoff commit 5 and checkpoint
+    4 with its sidecars (D12). Ours on top: the compaction (D7). Nothing else differs."""
+    base = cleanup_tables.base()
+    only_ours, only_spark, ours_new, spark_new = _spark_vs_ours(delta_spark, cleanup_tables, tmp_path,
+                                                                NOW + MS_PER_DAY)  # fmt: skip
+    d12 = {base.checkpoints[4], crc_name(4), commit_name(4), crc_name(5), commit_name(5)} | _sidecars(base, 4)
+    d12_with_checksums = d12 | {f".{n}.crc" if "/" not in n else f"{SIDECAR_DIR}/.{n.split('/')[1]}.crc"
+                                for n in d12}  # fmt: skip
+    assert only_ours == {base.compaction}, "D7"
+    assert only_spark == d12_with_checksums, "D12"
+    assert ours_new == spark_new == {classic_checkpoint_name(6)}
+
+
+@pytest.mark.deltalake
+@pytest.mark.requirement("CKPT-COMPAT-001", "CKPT-COMPAT-002", "CKPT-COMPAT-003", "CKPT-COMPAT-005")
+def test_compatibility_checkpoint_carries_the_state(
+    delta_spark: SparkSession, deltalake: ModuleType, cleanup_tables: CleanupTables, tmp_path: Path
+) -> None:
+    """CKPT-COMPAT-003: the copy holds "the same checkpointMetadata action, the same non-file actions
+    and the same sidecar actions as the UUID-named checkpoint it copies"; CKPT-COMPAT-002: it
+    describes the same state — deleting the UUID-named file leaves every reader with the same table."""
+    cleaned = cleanup_tables.cleaned()
+    table = tmp_path / "table"
+    shutil.copytree(cleaned.path, table)
+    log_dir = table / "_delta_log"
+    uuid_name = cleaned.base.checkpoints[6]
+    original = top_level_actions(log_dir / uuid_name)
+    copy = top_level_actions(log_dir / classic_checkpoint_name(6))
+
+    def by_kind(actions: list[dict[str, object]], kind: str) -> list[object]:
+        return sorted((a[kind] for a in actions if kind in a), key=lambda x: json.dumps(x, sort_keys=True))
+
+    for kind in ("checkpointMetadata", "sidecar", "protocol", "metaData", "txn", "domainMetadata"):
+        assert by_kind(copy, kind) == by_kind(original, kind), kind
+    assert len(copy) == len(original) and not any("add" in a or "remove" in a for a in copy)
+
+    (log_dir / uuid_name).unlink()
+    (log_dir / f".{uuid_name}.crc").unlink(missing_ok=True)
+    ours = read_snapshot(delta_spark, table, now_ms=NOW).table_state()
+    assert ours.source["checkpoint"]["files"] == [classic_checkpoint_name(6)]
+    assert ours.comparable() == cleaned.states[6].comparable()
+    assert_states_equal(ours, delta_spark_state(delta_spark, str(table)),
+                        context=f"{table} without the UUID-named file: reference reader vs delta-spark")  # fmt: skip
+    rust = deltalake_state(table)
+    assert_states_equal(ours, rust, context=f"{table} without the UUID-named file: reference reader vs deltalake",
+                        ignore=unavailable_fields(rust))  # fmt: skip
+
+
+@pytest.mark.requirement("CKPT-CLEAN-013", "CKPT-CLEAN-015", "CKPT-CLEAN-017")
+def test_shared_sidecars_survive_until_their_last_checkpoint_goes(
+    delta_spark: SparkSession, cleanup_tables: CleanupTables, tmp_path: Path
+) -> None:
+    """CKPT-CLEAN-013: never delete "a sidecar file that a classic-named or UUID-named checkpoint
+    remaining after the cleanup references". Checkpoints 2 and 3 share sidecars S2.
+
+    1. retention 4 days: checkpoint 2 goes, S2 stays (checkpoint 3 references it);
+    2. retention 3 days, sidecar window 10 days: checkpoint 3 goes, S2 stays (too young for the window);
+    3. retention 3 days (window = log cutoff): S2 goes — in a round that deletes no checkpoint, where
+       delta-spark would not collect sidecars (D6).
+    """
+    base = cleanup_tables.copy(tmp_path / "table")
+    shared = _sidecars(base, 2)
+    first = cleanup(base.path, now_ms=NOW, retention_ms=4 * MS_PER_DAY, spark=delta_spark)
+    assert set(first.deleted_paths()) == _old_log_files(base, 3) | {base.compaction}
+    kept = {d.name: d for d in first.kept_sidecars}
+    assert all(kept[s].referenced_by == (base.checkpoints[3],) for s in shared)
+    ours = read_snapshot(delta_spark, base.path, version=3, now_ms=NOW).table_state()
+    assert {s.rsplit("/", 1)[1] for s in shared} <= set(ours.source["checkpoint"]["sidecars"])
+    assert_states_equal(ours, delta_spark_state(delta_spark, str(base.path), 3),
+                        context="version 3 from the checkpoint that shares the sidecars")  # fmt: skip
+
+    second = cleanup(base.path, now_ms=NOW, sidecar_retention_ms=10 * MS_PER_DAY, spark=delta_spark)
+    assert set(second.deleted_paths()) == {base.checkpoints[3], crc_name(3), commit_name(3)}
+    kept = {d.name: d for d in second.kept_sidecars}
+    assert all(not kept[s].referenced_by and kept[s].rule == "CKPT-CLEAN-015" for s in shared)
+    assert second.compat is not None and second.compat.action == "exists"
+
+    theirs = tmp_path / "delta-spark"
+    shutil.copytree(base.path, theirs)
+    before = log_files(theirs)
+    delta_spark_cleanup(delta_spark, theirs, NOW)
+    third = cleanup(base.path, now_ms=NOW, spark=delta_spark)
+    assert set(third.deleted_paths()) == shared and third.status == "done"
+    only_ours = (before - log_files(base.path)) - (before - log_files(theirs))
+    assert only_ours == set(third.deleted_paths(with_companions=True)), "D6: delta-spark deletes nothing here"
+    assert not (set(log_files(base.path)) & shared)
+    latest = read_snapshot(delta_spark, base.path, now_ms=NOW).table_state()
+    assert_states_equal(
+        latest, delta_spark_state(delta_spark, str(base.path)), context="after three cleanups"
+    )
+
+
+@pytest.mark.requirement("CKPT-CLEAN-013", "CKPT-COMPAT-004")
+def test_dry_run_plan_with_uuid_checkpoints_and_shared_sidecars(
+    delta_spark: SparkSession,
+    cleanup_tables: CleanupTables,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--dry-run`` prints the plan and changes nothing (sizes and modification times of every file
+    under the table are identical). Retention 5 days: the cutoff checkpoint is 2, whose sidecars
+    checkpoint 3 shares — both remain, so the plan shows each of those sidecars referenced by two."""
+    base = cleanup_tables.copy(tmp_path / "table")
+    before = snapshot_files(base.path)
+    argv = ["cleanup", str(base.path), "--now", str(NOW), "--retention", "5 days", "--dry-run", "--quiet"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert snapshot_files(base.path) == before
+    with capsys.disabled():
+        print("\n" + out)
+    assert "cleanup plan of" in out and "dry-run" in out
+    assert "cutoff checkpoint: version 2 (uuid" in out
+    assert "compatibility checkpoint: would-create" in out
+    for name in _old_log_files(base, 2) | {base.compaction}:
+        assert f"  {name} " in out, name
+    for sidecar in _sidecars(base, 2):
+        line = next(line for line in out.splitlines() if sidecar in line)
+        assert "referenced by 2 remaining checkpoint(s)" in line and base.checkpoints[3] in line
+    assert "invariants: all hold" in out
+
+
+@pytest.mark.requirement("CKPT-CLEAN-012")
+def test_missing_sidecar_of_a_kept_checkpoint_aborts(
+    delta_spark: SparkSession,
+    cleanup_tables: CleanupTables,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A kept checkpoint whose sidecar is gone: exit 2, ``CLEANUP_INVARIANT_VIOLATED``, nothing written
+    or deleted. CKPT-CLEAN-012 ("if the plan would violate one of them MUST delete nothing and fail
+    with CLEANUP_INVARIANT_VIOLATED") is marked untestable for CKPT-CLEAN-001..003, which a
+    conforming planner never violates; the same abort path is reached here through the cleaner's
+    additional invariant that every sidecar of every kept checkpoint exists with its recorded size."""
+    base = cleanup_tables.copy(tmp_path / "table")
+    (base.log_dir / SIDECAR_DIR / base.sidecars[6][0]).unlink()
+    before = snapshot_files(base.path)
+    assert main(["cleanup", str(base.path), "--now", str(NOW), "--json"]) == 2
+    captured = capsys.readouterr()
+    error = json.loads(captured.out)["error"]
+    assert error["code"] == "CLEANUP_INVARIANT_VIOLATED", error
+    assert base.sidecars[6][0] in error["message"]
+    assert captured.err.startswith("CLEANUP_INVARIANT_VIOLATED: ")
+    assert snapshot_files(base.path) == before
+
+
+@pytest.mark.requirement("CKPT-CLEAN-011")
+def test_unknown_writer_feature_deletes_nothing(
+    delta_spark: SparkSession,
+    cleanup_tables: CleanupTables,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """CKPT-CLEAN-011: "MUST NOT delete any file of a table whose protocol lists a writer feature that
+    the cleaner does not support, and MUST fail with UNSUPPORTED_WRITER_FEATURE"."""
+    base = cleanup_tables.copy(tmp_path / "table")
+    protocol = delta_snapshot_protocol(base)
+    protocol["writerFeatures"] = [*protocol["writerFeatures"], "checkpointProtection"]
+    _write_commit(base.path, 7, [{"protocol": protocol}])
+    before = snapshot_files(base.path)
+    assert main(["cleanup", str(base.path), "--now", str(NOW), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("UNSUPPORTED_WRITER_FEATURE: ") and "checkpointProtection" in err
+    assert snapshot_files(base.path) == before
+
+
+def delta_snapshot_protocol(base: Base) -> dict[str, list[str]]:
+    first = (base.log_dir / commit_name(0)).read_text().splitlines()
+    protocol: dict[str, list[str]] = next(
+        json.loads(line)["protocol"] for line in first if '"protocol"' in line
+    )
+    return protocol
+
+
+def test_disabled_cleanup_deletes_nothing(delta_spark: SparkSession, cleanup_tables: CleanupTables,
+                                          tmp_path: Path) -> None:  # fmt: skip
+    """``delta.enableExpiredLogCleanup = false``: nothing is written or deleted, and the result says why."""
+    base = cleanup_tables.copy(tmp_path / "table")
+    commit3 = [json.loads(line) for line in (base.log_dir / commit_name(3)).read_text().splitlines()]
+    metadata = next(a["metaData"] for a in commit3 if "metaData" in a)
+    metadata["configuration"]["delta.enableExpiredLogCleanup"] = "false"
+    _write_commit(base.path, 7, [{"metaData": metadata}])
+    before = snapshot_files(base.path)
+    result = cleanup(base.path, now_ms=NOW, spark=delta_spark)
+    assert result.status == "disabled" and "delta.enableExpiredLogCleanup is false" in result.message
+    assert result.deleted == [] and snapshot_files(base.path) == before
+
+
+@pytest.mark.requirement("CKPT-COMPAT-002", "CKPT-COMPAT-003", "CKPT-COMPAT-004")
+def test_compatibility_copy_of_a_checkpoint_without_sidecars(
+    delta_spark: SparkSession, cleanup_tables: CleanupTables, tmp_path: Path
+) -> None:
+    """The newest checkpoint is UUID-named with its file actions inline (our writer, no sidecars):
+    the copy carries the same inline ``add`` rows, and the cleaner's own check (the version read
+    without the UUID-named file uses the copy and gives the same state) passes."""
+    from reference_impl.checkpoint_writer import CheckpointOptions, write_checkpoint
+
+    base = cleanup_tables.copy(tmp_path / "table")
+    commit3 = [json.loads(line) for line in (base.log_dir / commit_name(3)).read_text().splitlines()]
+    metadata = next(a["metaData"] for a in commit3 if "metaData" in a)
+    metadata["configuration"]["y"] = "2"
+    _write_commit(base.path, 7, [{"metaData": metadata}])
+    options = CheckpointOptions(spec="v2", naming="uuid", sidecars=False, now_ms=NOW)
+    written = write_checkpoint(base.path, 7, options, spark=delta_spark).top_level[0].name
+    result = cleanup(base.path, now_ms=NOW, spark=delta_spark)
+    assert result.compat is not None and result.compat.action == "created" and result.compat.version == 7
+    original = top_level_actions(base.log_dir / written)
+    copy = top_level_actions(base.log_dir / classic_checkpoint_name(7))
+    adds = sorted(json.dumps(a["add"], sort_keys=True) for a in original if "add" in a)
+    assert len(adds) == 10 and not any("sidecar" in a for a in copy)
+    assert sorted(json.dumps(a["add"], sort_keys=True) for a in copy if "add" in a) == adds
+    assert [a for a in copy if "checkpointMetadata" in a] == [
+        a for a in original if "checkpointMetadata" in a
+    ]

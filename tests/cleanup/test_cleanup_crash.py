@@ -1,0 +1,85 @@
+"""Crash safety of the cleaner: the driver process dies (``os._exit``) at a fault point, in a real
+``delta-ckpt cleanup`` subprocess; readers still read every version correctly; a re-run finishes.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from conformance.adapters.delta_spark import delta_spark_state
+from conformance.compare import assert_states_equal
+from reference_impl.cleanup import cleanup
+from reference_impl.faults import CRASH_EXIT_STATUS, ENV_FAULT
+from reference_impl.naming import classic_checkpoint_name
+from reference_impl.snapshot import read_snapshot
+from tests.cleanup.conftest import Cleaned, CleanupTables
+from tests.cleanup.tables import NOW, log_files
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _cleanup_cli(table: Path, fault: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, **{ENV_FAULT: fault})
+    argv = [sys.executable, "-m", "reference_impl.cli", "cleanup", str(table), "--now", str(NOW), "--quiet"]
+    return subprocess.run(argv, env=env, cwd=REPO, capture_output=True, text=True, timeout=900, check=False)
+
+
+def _visible(names: set[str]) -> set[str]:
+    return {n for n in names if not n.rsplit("/", 1)[-1].startswith(".")}
+
+
+def _assert_reads(
+    spark: SparkSession, table: Path, cleaned: Cleaned, versions: tuple[int, ...], when: str
+) -> None:
+    for version in versions:
+        ours = read_snapshot(spark, table, version=version, now_ms=NOW).table_state()
+        assert ours.comparable() == cleaned.states[version].comparable(), f"{when}: version {version} changed"
+    assert_states_equal(cleaned.states[6], delta_spark_state(spark, str(table)),
+                        context=f"{table} {when}: state before the cleanup vs delta-spark now")  # fmt: skip
+
+
+@pytest.mark.spark
+@pytest.mark.delta_spark
+@pytest.mark.slow
+@pytest.mark.requirement("CKPT-CLEAN-002", "CKPT-COMPAT-004")
+def test_crash_after_compat_and_midway_through_deletion(
+    delta_spark: SparkSession, cleanup_tables: CleanupTables, tmp_path: Path
+) -> None:
+    """Kill the cleaner right after the compatibility checkpoint (nothing deleted yet), then again
+    after the 5th deletion. Deletion goes oldest version first, so the log is always one a smaller
+    cleanup would have left (CKPT-CLEAN-002 holds at every step): every version that still has its
+    files reads as before — version 2 too, from its checkpoint — and a re-run finishes the job with
+    the same result as an uninterrupted cleanup."""
+    cleaned = cleanup_tables.cleaned()
+    planned = cleaned.result.deleted_paths()
+    table = cleanup_tables.copy(tmp_path / "table").path
+    before = log_files(table)
+
+    run = _cleanup_cli(table, "crash:cleanup:compat")
+    assert run.returncode == CRASH_EXIT_STATUS, run.stderr[-2000:]
+    now = log_files(table)
+    assert before <= now and now - before == {classic_checkpoint_name(6)}
+    _assert_reads(
+        delta_spark, table, cleaned, (2, 4, 6), "after a crash following the compatibility checkpoint"
+    )
+
+    run = _cleanup_cli(table, "crash:cleanup:deleted:5")
+    assert run.returncode == CRASH_EXIT_STATUS, run.stderr[-2000:]
+    gone = before - log_files(table)
+    assert _visible(gone) == set(planned[:5]), "exactly the first five planned files, oldest first"
+    _assert_reads(delta_spark, table, cleaned, (2, 4, 6), "after a crash midway through deletion")
+
+    result = cleanup(table, now_ms=NOW, spark=delta_spark)
+    assert result.status == "done" and result.compat is not None and result.compat.action == "exists"
+    assert result.deleted_paths() == planned[5:]
+    assert _visible(log_files(table)) == _visible(set(cleaned.after))
+    _assert_reads(delta_spark, table, cleaned, (4, 6), "after the re-run")
