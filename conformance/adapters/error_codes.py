@@ -13,6 +13,7 @@ UNMAPPED = "UNMAPPED"
 
 #: (pattern, code), first match wins. Patterns are matched case-insensitively anywhere in the message.
 _PATTERNS: tuple[tuple[str, str], ...] = (
+    # V2 structure
     (r"More than 1 CheckpointMetadata", "V2_CHECKPOINT_METADATA_DUPLICATE"),
     (
         r"has no CheckpointMetadata|CheckpointMetadata action.*(missing|not found)",
@@ -27,34 +28,43 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
         r"_sidecars/.*(does not exist|not found|No such file)|sidecar.*(does not exist|not found|missing)",
         "SIDECAR_MISSING",
     ),
+    # missing actions (delta-spark: DELTA_STATE_RECOVER_ERROR names the action)
     (
-        r"DELTA_VERSION_NOT_FOUND|Cannot time travel|VersionNotFound|Invalid table version|not a valid version|"
-        r"version \d+ (does not exist|not found)|earliest available version",
-        "VERSION_NOT_FOUND",
-    ),
-    (
-        r"DELTA_TABLE_NOT_FOUND|is not a Delta table|TableNotFound|No files in log segment|no log files",
-        "TABLE_NOT_FOUND",
-    ),
-    (
-        r"not contiguous|DELTA_VERSIONS_NOT_CONTIGUOUS|missing.*versions|gap in (the )?(delta )?log|Log segment.*gap",
-        "LOG_GAP",
-    ),
-    (
-        r"DELTA_ACTION_NOT_FOUND.*(metadata|metaData)|No (table )?metadata found|missing metadata",
+        r"DELTA_STATE_RECOVER_ERROR.*The metadata|DELTA_ACTION_NOT_FOUND.*(metadata|metaData)|"
+        r"No (table )?metadata found|missing metadata",
         "MISSING_METADATA",
     ),
     (
-        r"DELTA_ACTION_NOT_FOUND.*protocol|No protocol found|missing protocol|Protocol .* not found",
+        r"DELTA_STATE_RECOVER_ERROR.*The protocol|DELTA_ACTION_NOT_FOUND.*protocol|No protocol found|"
+        r"missing protocol",
         "MISSING_PROTOCOL",
     ),
+    # versions and gaps
+    (
+        r"DELTA_TRUNCATED_TRANSACTION_LOG|Gap between checkpoint version|not contiguous|"
+        r"DELTA_VERSIONS_NOT_CONTIGUOUS|gap in (the )?(delta )?log",
+        "LOG_GAP",
+    ),
+    (
+        r"DELTA_VERSION_NOT_FOUND|DELTA_LOG_FILE_NOT_FOUND|Cannot time travel|VersionNotFound|"
+        r"Invalid table version|No files in log segment|earliest available version",
+        "VERSION_NOT_FOUND",
+    ),
+    (
+        r"DELTA_TABLE_NOT_FOUND|DELTA_MISSING_DELTA_TABLE|is not a Delta table|TableNotFound|no log files",
+        "TABLE_NOT_FOUND",
+    ),
+    # unreadable files
     (r"DELTA_MISSING_PART_FILES|Couldn't find all part files", "CHECKPOINT_CORRUPT"),
     (
-        r"FAILED_READ_FILE|not a Parquet file|is not a parquet file|Corrupt|EOFException|Parquet error|"
-        r"Required field .* is missing|footer",
+        r"FAILED_READ_FILE|metadata requires \d+ bytes|not a Parquet file|is not a parquet file|Corrupt footer|"
+        r"EOFException|Parquet error|Required field .* is missing",
         "CHECKPOINT_CORRUPT",
     ),
-    (r"reader features|readerFeatures|Unsupported.*feature", "UNSUPPORTED_READER_FEATURE"),
+    (
+        r"reader features|readerFeatures|Unsupported.*feature|DELTA_UNSUPPORTED_FEATURES_FOR_READ",
+        "UNSUPPORTED_READER_FEATURE",
+    ),
 )
 _COMPILED = tuple((re.compile(p, re.IGNORECASE | re.DOTALL), code) for p, code in _PATTERNS)
 
