@@ -49,10 +49,13 @@ from reference_impl.actions import (
     single_action_schema,
 )
 from reference_impl.errors import (
+    CheckpointError,
     InvalidOption,
     MultipartOnV2Table,
     SelfCheckFailed,
     StorageError,
+    TableNotFound,
+    UnsupportedReaderFeature,
     V2FeatureNotSupported,
     VersionNotFound,
 )
@@ -78,6 +81,7 @@ from reference_impl.naming import (
 )
 from reference_impl.progress import Progress, silent
 from reference_impl.snapshot import Snapshot, read_snapshot, require_table
+from reference_impl.spark_columns import dv_unique_id
 from reference_impl.staging import ActionCounts, StagedFile, StagingArea, publish, read_back_counts, stage
 from reference_impl.stats_schema import parsed_stats, partition_values_parsed, stats_schema
 from reference_impl.storage import FileInfo, LocalStorage, to_uri
@@ -232,7 +236,7 @@ def resolve_plan(options: CheckpointOptions, snap: Snapshot) -> _Plan:
     if parts is not None:
         if parts < 2:
             raise InvalidOption(f"--parts must be at least 2 (a multi-part checkpoint has p > 1 parts), got {parts}",
-                                rule="CKPT-PART-005")  # fmt: skip
+                                path=table, rule="CKPT-PART-005")  # fmt: skip
         if v2_supported:
             raise MultipartOnV2Table(
                 f"version {snap.version} supports v2Checkpoint; multi-part checkpoints are forbidden there",
@@ -241,7 +245,9 @@ def resolve_plan(options: CheckpointOptions, snap: Snapshot) -> _Plan:
             )
         if options.spec == "v2":
             raise InvalidOption(
-                "--parts makes a multi-part V1 checkpoint; it cannot be combined with --spec v2"
+                "--parts makes a multi-part V1 checkpoint; it cannot be combined with --spec v2",
+                path=table,
+                rule="CKPT-FEAT-001",
             )
     spec = options.spec or ("v2" if policy == "v2" and v2_supported and parts is None else "v1")
     if spec == "v2" and not v2_supported:
@@ -254,10 +260,12 @@ def resolve_plan(options: CheckpointOptions, snap: Snapshot) -> _Plan:
     naming = options.naming or ("uuid" if spec == "v2" else "classic")
     if naming == "uuid" and spec == "v1":
         raise InvalidOption("UUID-named checkpoints follow the V2 spec; use --spec v2 or --naming classic",
-                            rule="CKPT-FEAT-001")  # fmt: skip
-    per_sidecar = options.actions_per_sidecar or DEFAULT_ACTIONS_PER_SIDECAR
+                            path=table, rule="CKPT-FEAT-001")  # fmt: skip
+    per_sidecar = (
+        DEFAULT_ACTIONS_PER_SIDECAR if options.actions_per_sidecar is None else options.actions_per_sidecar
+    )  # not `or`: 0 is an invalid value, not "unset"
     if per_sidecar <= 0:
-        raise InvalidOption(f"--actions-per-sidecar must be positive, got {per_sidecar}")
+        raise InvalidOption(f"--actions-per-sidecar must be positive, got {per_sidecar}", path=table)
     if options.stats is None:
         stats_json, stats_struct = snap.properties.write_stats_as_json, snap.properties.write_stats_as_struct
     else:
@@ -276,6 +284,24 @@ def resolve_plan(options: CheckpointOptions, snap: Snapshot) -> _Plan:
         stats_struct=stats_struct,
         compression=compression,
     )
+
+
+def _row_order(df: DataFrame) -> list[Column]:
+    """A total order of checkpoint rows, so that a file's bytes depend only on its rows (deterministic output).
+
+    Non-file actions first (protocol, metaData, txn by appId, domainMetadata by domain), then file actions
+    by path and deletion-vector id. Sorting happens within each Spark partition, after the hash partitioning.
+    """
+    names = set(df.columns)
+    kind = F.lit(9)
+    for ordinal, column in enumerate(("protocol", "metaData", "txn", "domainMetadata", "remove", "add")):
+        if column in names:
+            kind = F.when(F.col(column).isNotNull(), F.lit(ordinal)).otherwise(kind)
+    path = F.coalesce(*[F.col(f"{c}.path") for c in ("add", "remove") if c in names])
+    secondary = [F.col("txn.appId")] if "txn" in names else []
+    secondary += [F.col("domainMetadata.domain")] if "domainMetadata" in names else []
+    dv = F.coalesce(*[F.col(f"{c}.deletionVector") for c in ("add", "remove") if c in names])
+    return [path, kind, *secondary, dv_unique_id(dv)]
 
 
 def as_nullable(dtype: T.DataType) -> T.DataType:
@@ -406,8 +432,7 @@ class _Writer:
 
     def _partitioned(self, df: DataFrame, num: int) -> DataFrame:
         key = F.coalesce(F.col("add.path"), F.col("remove.path"))
-        # Sorting within each part makes the bytes of a file a function of its rows (deterministic output).
-        out = df.repartition(num, key).sortWithinPartitions(key)
+        out = df.repartition(num, key).sortWithinPartitions(*_row_order(df))
         if self.fault.failing_tasks:
             out = out.where(task_fault_filter(self.fault))  # type: ignore[arg-type]
         return out
@@ -670,6 +695,21 @@ def _write_hint(writer: _Writer, hint: LastCheckpoint) -> tuple[dict[str, Any] |
     return document, None
 
 
+def _with_rule(exc: CheckpointError, rule: str) -> CheckpointError:
+    """``exc`` naming the rule a checkpoint request breaks, unless it names one already."""
+    if exc.rule is None:
+        exc.rule = rule
+    return exc
+
+
+def require_checkpointable_table(table: str | Path) -> Path:
+    """The table root; ``TABLE_NOT_FOUND`` (rule CKPT-READ-009) when it has no ``_delta_log``."""
+    try:
+        return require_table(table)
+    except TableNotFound as exc:
+        raise _with_rule(exc, "CKPT-READ-009") from None
+
+
 def write_checkpoint(
     table: str | Path,
     version: int | None = None,
@@ -681,16 +721,33 @@ def write_checkpoint(
     options = options or CheckpointOptions()
     progress = options.progress
     started = time.perf_counter()
-    root = require_table(table)
+    root = require_checkpointable_table(table)
     log_dir = root / "_delta_log"
     if not os.access(log_dir, os.W_OK):
-        raise StorageError("the _delta_log directory is not writable", path=str(log_dir))
+        raise StorageError(
+            "the _delta_log directory is not writable, so no checkpoint can be published there",
+            path=str(log_dir),
+            rule="CKPT-WRITE-006",
+        )
+    if version is not None and not (log_dir / commit_name(version)).is_file():
+        raise VersionNotFound(
+            f"the commit file of version {version} is not in the log; a checkpoint needs it",
+            path=str(log_dir / commit_name(version)),
+            rule="CKPT-WRITE-001",
+        )
     if spark is None:
         from reference_impl.spark_session import get_spark
 
         spark = get_spark()
     with progress.phase("replay the log"):
-        snap = read_snapshot(spark, root, version=version, now_ms=options.now_ms)
+        try:
+            snap = read_snapshot(spark, root, version=version, now_ms=options.now_ms)
+        except TableNotFound as exc:  # a _delta_log without any commit or checkpoint
+            raise _with_rule(exc, "CKPT-READ-009") from None
+        except UnsupportedReaderFeature as exc:
+            raise _with_rule(exc, "CKPT-FEAT-006") from None
+        except VersionNotFound as exc:
+            raise _with_rule(exc, "CKPT-WRITE-001") from None
     if snap.version not in snap.listing.commits:
         raise VersionNotFound(
             f"the commit file of version {snap.version} is not in the log; a checkpoint needs it",

@@ -99,4 +99,5 @@ def task_fault_filter(plan: FaultPlan) -> object:
             raise InjectedFault(f"injected failure of task {ctx.partitionId()} attempt {ctx.attemptNumber()}")
         return True
 
-    return F.udf(keep, "boolean").asNondeterministic()()
+    # useArrow=False: an Arrow-optimised UDF needs pandas (not a dependency); Spark 4 enables it by default.
+    return F.udf(keep, "boolean", useArrow=False).asNondeterministic()()

@@ -71,8 +71,8 @@ def test_checkpoint_kind_matches_spec_and_feature(written: WrittenTable) -> None
     assert supports or not v2, f"{written.label}: V2 checkpoint on a table without v2Checkpoint"
 
 
-@pytest.mark.requirement("CKPT-CONTENT-001", "CKPT-CONTENT-002", "CKPT-CONTENT-004", "CKPT-CONTENT-006",
-                         "CKPT-CONTENT-008", "CKPT-CONTENT-009")  # fmt: skip
+@pytest.mark.requirement("CKPT-CONTENT-001", "CKPT-CONTENT-002", "CKPT-CONTENT-004", "CKPT-CONTENT-005",
+                         "CKPT-CONTENT-006", "CKPT-CONTENT-008", "CKPT-CONTENT-009")  # fmt: skip
 def test_checkpoint_holds_exactly_the_state(written: WrittenTable) -> None:
     """The actions in the checkpoint files are exactly the state of the version (by construction).
 
@@ -446,3 +446,79 @@ def test_last_checkpoint_order_and_checksum(written: WrittenTable) -> None:
         assert hint["checksum"] == checksum(hint), (
             f"{written.label}: checksum {hint['checksum']} != {checksum(hint)}"
         )
+
+
+#: Parquet physical types PROTOCOL maps the Delta types of action fields to (CKPT-SCHEMA-002).
+_PHYSICAL = {"string": "BYTE_ARRAY", "long": "INT64", "int": "INT32", "boolean": "BOOLEAN"}
+_FIELD_TYPES = {
+    "add.path": "string", "add.size": "long", "add.modificationTime": "long", "add.dataChange": "boolean",
+    "add.stats": "string", "add.deletionVector.offset": "int", "add.deletionVector.sizeInBytes": "int",
+    "add.deletionVector.cardinality": "long", "add.baseRowId": "long", "add.defaultRowCommitVersion": "long",
+    "remove.path": "string", "remove.deletionTimestamp": "long", "remove.size": "long",
+    "metaData.id": "string", "metaData.schemaString": "string", "metaData.createdTime": "long",
+    "protocol.minReaderVersion": "int", "protocol.minWriterVersion": "int",
+    "txn.appId": "string", "txn.version": "long", "txn.lastUpdated": "long",
+    "domainMetadata.domain": "string", "domainMetadata.configuration": "string", "domainMetadata.removed": "boolean",
+    "checkpointMetadata.version": "long", "sidecar.path": "string", "sidecar.sizeInBytes": "long",
+    "sidecar.modificationTime": "long",
+}  # fmt: skip
+
+
+@pytest.mark.requirement("CKPT-SCHEMA-002")
+def test_parquet_physical_types(written: WrittenTable) -> None:
+    """Action fields are stored with the Parquet type PROTOCOL maps their Delta type to.
+
+    Spec: CKPT-SCHEMA-002
+    > The Parquet type of every action field a writer stores MUST be the one PROTOCOL maps the field's Delta
+    > type to (for example Long to INT64, Int to INT32, String to BYTE_ARRAY with the String annotation).
+    """
+    import pyarrow.parquet as pq
+
+    d = _decoded(written)
+    wrong = []
+    for f in [*d.top, *d.sidecars]:
+        if f.format != "parquet":
+            continue
+        schema = pq.ParquetFile(written.log_dir / f.name).schema
+        for i in range(len(schema)):
+            column = schema.column(i)
+            dotted = column.path
+            expected = _FIELD_TYPES.get(dotted)
+            if expected is not None and column.physical_type != _PHYSICAL[expected]:
+                wrong.append(f"{f.name}:{dotted} is {column.physical_type}, expected {_PHYSICAL[expected]}")
+    assert not wrong, f"{written.label}: {wrong[:6]}"
+
+
+@pytest.mark.requirement("CKPT-V1-001")
+def test_v1_checkpoint_is_flat(written: WrittenTable) -> None:
+    """A V1 checkpoint holds every action in its own file(s) and no checkpointMetadata or sidecar.
+
+    Spec: CKPT-V1-001
+    > A V1-spec checkpoint MUST hold every action of the checkpointed state in its own file or parts and
+    > MUST NOT contain a non-null checkpointMetadata or sidecar action.
+    """
+    d = _decoded(written)
+    if _is_v2(d):
+        pytest.skip(f"n.a.: {written.label} wrote a V2 checkpoint")
+    assert not d.actions("sidecar") and not d.sidecars, f"{written.label}: V1 checkpoint references sidecars"
+    assert len(d.actions("add")) == len(written.shape.state.files), (
+        f"{written.label}: not every live file is in it"
+    )
+
+
+@pytest.mark.requirement("CKPT-STATS-001")
+def test_json_stats_are_written(written: WrittenTable) -> None:
+    """With writeStatsAsJson true or absent, every live file with statistics has add.stats in the checkpoint.
+
+    Spec: CKPT-STATS-001
+    > When delta.checkpoint.writeStatsAsJson is true or absent and the newest add action of a live file has
+    > statistics, the checkpoint's add.stats for that file MUST be present.
+    """
+    config = written.shape.state.metadata.get("configuration", {})
+    if config.get("delta.checkpoint.writeStatsAsJson", "true").lower() != "true":
+        pytest.skip("n.a.: the table asks for no JSON statistics")
+    with_stats = {f["path"] for f in written.shape.state.files if f.get("stats")}
+    missing = sorted(
+        a["path"] for a in _decoded(written).actions("add") if a["path"] in with_stats and "stats" not in a
+    )
+    assert not missing, f"{written.label}: add.stats missing for {missing[:5]}"

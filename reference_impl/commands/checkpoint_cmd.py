@@ -5,11 +5,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from reference_impl.checkpoint_writer import CheckpointOptions, CheckpointResult, write_checkpoint
+from reference_impl.checkpoint_writer import (
+    CheckpointOptions,
+    CheckpointResult,
+    require_checkpointable_table,
+    write_checkpoint,
+)
 from reference_impl.cli import add_json_flag, emit_json
 from reference_impl.commands.common import add_table_argument, add_version_argument, spark_from_args
 from reference_impl.progress import Progress
-from reference_impl.snapshot import require_table
 
 _EPILOG = """defaults follow the table, as delta-spark does:
   V2 (UUID-named, JSON top-level file, 50,000 file actions per sidecar) when
@@ -78,7 +82,7 @@ def human_result(result: CheckpointResult) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    require_table(args.table)
+    require_checkpointable_table(args.table)  # fails fast, before Spark starts
     options = CheckpointOptions(
         spec=args.spec,
         naming=args.naming,
