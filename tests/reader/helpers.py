@@ -1,0 +1,96 @@
+"""Helpers shared by the reader tests: log surgery, delta-spark with a clock, expected row counts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from conformance.adapters.delta_spark import (
+    _action_json,
+    _dataset_dicts,
+    _seq,
+    checkpoint_description,
+)
+from reference_impl.naming import DELTA_LOG, LogFileKind, commit_name, parse_log_file_name
+from reference_impl.storage import to_local_path, to_uri
+from reference_impl.table_state import TableState
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+def log_dir(table: Path) -> Path:
+    return table / DELTA_LOG
+
+
+def prune_commits_before(table: Path, version: int) -> list[int]:
+    """Delete the commit files (and their ``.crc``) before ``version``; keep the one at it. Returns the deleted versions."""
+    deleted = []
+    for entry in sorted(log_dir(table).iterdir()):
+        parsed = parse_log_file_name(entry.name)
+        if parsed.version is None or parsed.version >= version:
+            continue
+        if parsed.kind in (LogFileKind.COMMIT, LogFileKind.CRC):
+            entry.unlink()
+            if parsed.kind is LogFileKind.COMMIT:
+                deleted.append(parsed.version)
+    if not (log_dir(table) / commit_name(version)).exists():
+        raise AssertionError(f"the commit at the checkpoint version {version} is missing in {table}")
+    return sorted(deleted)
+
+
+def truncate(path: Path, size: int = 10) -> None:
+    """Cut ``path`` to its first ``size`` bytes (a torn write)."""
+    data = path.read_bytes()
+    if len(data) <= size:
+        raise AssertionError(f"{path} has only {len(data)} bytes; cannot truncate it to {size}")
+    path.write_bytes(data[:size])
+
+
+def checkpoint_version_of(state: TableState) -> int | None:
+    """The checkpoint version our reader reports in ``source`` (``None``: replayed from commits)."""
+    checkpoint = state.source.get("checkpoint")
+    return None if checkpoint is None else int(checkpoint["version"])
+
+
+def expected_rows(state: TableState) -> int:
+    """Rows of a state from its stats: Σ numRecords − Σ deletion-vector cardinality."""
+    total = 0
+    for f in state.files:
+        stats = f.get("stats")
+        if not isinstance(stats, dict) or "numRecords" not in stats:
+            raise AssertionError(f"file {f['path']} has no numRecords in its stats: {stats!r}")
+        total += int(stats["numRecords"]) - int((f.get("deletionVector") or {}).get("cardinality", 0))
+    return total
+
+
+def delta_spark_state_at(
+    spark: SparkSession, table: str | Path, now_ms: int, version: int | None = None
+) -> TableState:
+    """delta-spark's snapshot with its clock set to ``now_ms`` (``ManualClock``), as a ``TableState``.
+
+    delta-spark drops tombstones older than ``clock - delta.deletedFileRetentionDuration`` when it
+    builds a snapshot; a manual clock lets the test compare expiry with our reader's ``now_ms``.
+    Uses the normalisation helpers of :mod:`conformance.adapters.delta_spark`.
+    """
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    delta_log_cls = jvm.org.apache.spark.sql.delta.DeltaLog
+    delta_log_cls.clearCache()
+    clock = jvm.org.apache.spark.util.ManualClock(now_ms)
+    hadoop_path = jvm.org.apache.hadoop.fs.Path(to_uri(to_local_path(str(table))))
+    log = delta_log_cls.forTable(spark._jsparkSession, hadoop_path, clock)
+    none = jvm.scala.Option.empty()
+    snap = log.update(False, none, none) if version is None else log.getSnapshotAt(version, none, none, False)
+    state = TableState.build(
+        version=int(snap.version()),
+        protocol=_action_json(snap.protocol()),
+        metadata=_action_json(snap.metadata()),
+        files=_dataset_dicts(spark, snap.allFiles()),
+        tombstones=_dataset_dicts(spark, snap.tombstones()),
+        txns=[_action_json(t) for t in _seq(snap.setTransactions())],
+        domain_metadata=[_action_json(d) for d in _seq(snap.domainMetadata())],
+        source={"checkpoint": checkpoint_description(snap)},
+    )
+    delta_log_cls.clearCache()
+    return state
