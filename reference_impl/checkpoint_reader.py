@@ -108,12 +108,12 @@ def check_parquet_footer(path: Path, *, expected_size: int | None = None) -> Any
 
     info = LocalStorage().stat(path)
     if info is None:
-        raise SidecarMissing("the file does not exist", path=str(path), rule="CKPT-SIDE-004")
+        raise SidecarMissing("the file does not exist", path=str(path), rule="CKPT-SIDE-007")
     if expected_size is not None and info.size != expected_size:
         raise SidecarSizeMismatch(
             f"recorded sizeInBytes is {expected_size} but the file has {info.size} bytes",
             path=str(path),
-            rule="CKPT-SIDE-005",
+            rule="CKPT-SIDE-008",
         )
     try:
         return pq.read_schema(path)
@@ -168,14 +168,14 @@ def resolve_sidecar(log_dir: Path, action: dict[str, Any]) -> ResolvedSidecar:
     """
     raw = action.get("path")
     if not isinstance(raw, str) or not raw:
-        raise SidecarPathInvalid("sidecar action without a path", path=str(log_dir), rule="CKPT-SIDE-002")
+        raise SidecarPathInvalid("sidecar action without a path", path=str(log_dir), rule="CKPT-SIDE-014")
     if raw.startswith("file:"):
         return ResolvedSidecar(action, Path(unquote(urlparse(raw).path)))
     if "/" in raw or "\\" in raw or "://" in raw:
         raise SidecarPathInvalid(
             f"sidecar path {raw!r} is not a bare file name",
             path=str(log_dir / SIDECAR_DIR),
-            rule="CKPT-SIDE-002",
+            rule="CKPT-SIDE-014",
         )
     decoded = log_dir / SIDECAR_DIR / unquote(raw)
     literal = log_dir / SIDECAR_DIR / raw
@@ -228,7 +228,7 @@ def load_checkpoint(spark: SparkSession, log_dir: Path, instance: CheckpointInst
     elif instance.kind is LogFileKind.CHECKPOINT_UUID:
         if not cp_meta:
             raise V2CheckpointMetadataMissing(
-                "a UUID-named checkpoint has no checkpointMetadata action", path=top_path, rule="CKPT-V2-001"
+                "a UUID-named checkpoint has no checkpointMetadata action", path=top_path, rule="CKPT-V2-010"
             )
         spec = "v2"
     else:
@@ -236,12 +236,12 @@ def load_checkpoint(spark: SparkSession, log_dir: Path, instance: CheckpointInst
             raise SidecarWithoutCheckpointMetadata(
                 f"{len(sidecar_actions)} sidecar action(s) but no checkpointMetadata",
                 path=top_path,
-                rule="CKPT-V2-001",
+                rule="CKPT-V2-012",
             )
         spec = "v2" if cp_meta else "v1"
     if spec == "v2" and len(cp_meta) > 1:
         raise V2CheckpointMetadataDuplicate(
-            f"{len(cp_meta)} checkpointMetadata actions", path=top_path, rule="CKPT-V2-001"
+            f"{len(cp_meta)} checkpointMetadata actions", path=top_path, rule="CKPT-V2-011"
         )
     if spec == "v1":
         sidecar_actions = []
@@ -251,7 +251,7 @@ def load_checkpoint(spark: SparkSession, log_dir: Path, instance: CheckpointInst
         raise V2MixedFileActions(
             f"{n_inline} inline file action(s) and {len(sidecars)} sidecar(s)",
             path=top_path,
-            rule="CKPT-V2-004",
+            rule="CKPT-V2-013",
         )
     inline = top.where(F.col("add").isNotNull() | F.col("remove").isNotNull()).select("add", "remove")
     if sidecars:

@@ -275,7 +275,7 @@ def parse_last_checkpoint(text: str, *, path: str = "_last_checkpoint") -> LastC
     ``checksum`` that does not match (delta-spark's algorithm). A missing checksum is accepted.
     """
     if not text.strip():
-        raise LastCheckpointCorrupt("the file is empty", path=path, rule="CKPT-READ-007")
+        raise LastCheckpointCorrupt("the file is empty", path=path, rule="CKPT-READ-010")
     try:
         document = json.loads(text, object_pairs_hook=_reject_duplicates)
     except ValueError as exc:
@@ -306,7 +306,7 @@ def parse_last_checkpoint(text: str, *, path: str = "_last_checkpoint") -> LastC
         actual = checksum(document)
         if stored != actual:
             raise LastCheckpointCorrupt(
-                f"checksum mismatch: stored {stored}, computed {actual}", path=path, rule="CKPT-CKSUM-001"
+                f"checksum mismatch: stored {stored}, computed {actual}", path=path, rule="CKPT-CKSUM-005"
             )
     assert version is not None and size is not None
     return LastCheckpoint(

@@ -236,7 +236,7 @@ def _contiguous_commits(listing: LogListing, start: int, version: int) -> tuple[
         raise LogGap(
             f"commits {start}..{version} are needed but {_ranges(missing)} missing",
             path=str(listing.log_dir),
-            rule="CKPT-READ-010",
+            rule="CKPT-READ-006",
         )
     return tuple((v, listing.commits[v]) for v in range(start, version + 1))
 

@@ -5,14 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from conformance.adapters.delta_spark import (
-    _action_json,
-    _dataset_dicts,
-    _seq,
-    checkpoint_description,
-)
+from conformance.adapters.delta_spark import delta_spark_state
 from reference_impl.naming import DELTA_LOG, LogFileKind, commit_name, parse_log_file_name
-from reference_impl.storage import to_local_path, to_uri
 from reference_impl.table_state import TableState
 
 if TYPE_CHECKING:
@@ -71,26 +65,5 @@ def delta_spark_state_at(
 
     delta-spark drops tombstones older than ``clock - delta.deletedFileRetentionDuration`` when it
     builds a snapshot; a manual clock lets the test compare expiry with our reader's ``now_ms``.
-    Uses the normalisation helpers of :mod:`conformance.adapters.delta_spark`.
     """
-    jvm = spark.sparkContext._jvm
-    assert jvm is not None
-    delta_log_cls = jvm.org.apache.spark.sql.delta.DeltaLog
-    delta_log_cls.clearCache()
-    clock = jvm.org.apache.spark.util.ManualClock(now_ms)
-    hadoop_path = jvm.org.apache.hadoop.fs.Path(to_uri(to_local_path(str(table))))
-    log = delta_log_cls.forTable(spark._jsparkSession, hadoop_path, clock)
-    none = jvm.scala.Option.empty()
-    snap = log.update(False, none, none) if version is None else log.getSnapshotAt(version, none, none, False)
-    state = TableState.build(
-        version=int(snap.version()),
-        protocol=_action_json(snap.protocol()),
-        metadata=_action_json(snap.metadata()),
-        files=_dataset_dicts(spark, snap.allFiles()),
-        tombstones=_dataset_dicts(spark, snap.tombstones()),
-        txns=[_action_json(t) for t in _seq(snap.setTransactions())],
-        domain_metadata=[_action_json(d) for d in _seq(snap.domainMetadata())],
-        source={"checkpoint": checkpoint_description(snap)},
-    )
-    delta_log_cls.clearCache()
-    return state
+    return delta_spark_state(spark, str(table), version, now_ms=now_ms)
