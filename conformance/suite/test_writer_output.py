@@ -522,3 +522,40 @@ def test_json_stats_are_written(written: WrittenTable) -> None:
         a["path"] for a in _decoded(written).actions("add") if a["path"] in with_stats and "stats" not in a
     )
     assert not missing, f"{written.label}: add.stats missing for {missing[:5]}"
+
+
+@pytest.mark.requirement("CKPT-PART-004", "CKPT-WRITE-009")
+def test_multipart_rewrite_puts_same_actions_in_each_part(
+    written: WrittenTable, writer: tuple[Any, Any], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A second attempt at the same multi-part checkpoint writes the same part count and the same actions
+    into each part (what makes a retried or zombie task harmless).
+
+    Spec: CKPT-PART-004, CKPT-WRITE-009
+    > A writer MUST choose the part count p of a multi-part checkpoint as a function of the checkpointed
+    > state and the writer's configuration only. Two attempts to write a multi-part checkpoint of the same
+    > version with the same part count MUST write the same set of actions into each part.
+    """
+    from conformance.shapes import build_shape
+    from conformance.suite.conftest import shape_variant
+
+    first = _decoded(written)
+    if first.kind is not LogFileKind.CHECKPOINT_PART:
+        pytest.skip(f"n.a.: {written.label} did not write a multi-part checkpoint")
+    impl, profile = writer
+    again = build_shape(
+        written.shape.name, shape_variant(profile), tmp_path_factory.mktemp("again") / "table"
+    )
+    impl.write_checkpoint(again.path, profile=profile.name, version=again.version)
+    second_names = sorted(
+        p.name for p in (again.path / "_delta_log").glob(f"{again.version:020d}.checkpoint.*.parquet")
+    )
+    second = decode_checkpoint(again.path / "_delta_log", second_names)
+    assert [f.name for f in second.top] == [f.name for f in first.top], f"{written.label}: part names differ"
+
+    def rows(d: DecodedCheckpoint) -> list[list[str]]:
+        return [sorted(json.dumps(r, sort_keys=True) for r in f.rows) for f in d.top]
+
+    assert rows(second) == rows(first), (
+        f"{written.label}: a second attempt put different actions in some part"
+    )
