@@ -19,17 +19,17 @@ from typing import Any
 from reference_impl import __version__
 from reference_impl.errors import CheckpointError, InternalError
 
-#: (module, one-line help). Each module defines ``register(subparsers) -> None``; the parser it adds
+#: The subcommand modules. Each defines ``register(subparsers) -> None``; the parser it adds
 #: sets ``func`` to a callable taking the parsed namespace and returning an exit status.
-_COMMANDS: tuple[tuple[str, str], ...] = (
-    ("reference_impl.commands.snapshot_cmd", "snapshot"),
-    ("reference_impl.commands.checkpoint_cmd", "checkpoint"),
-    ("reference_impl.commands.cleanup_cmd", "cleanup"),
-    ("reference_impl.commands.fixtures_cmd", "fixtures"),
-    ("reference_impl.commands.spec_cmd", "spec"),
-    ("reference_impl.commands.conformance_cmd", "conformance"),
-    ("reference_impl.commands.demo_cmd", "demo"),
-    ("reference_impl.commands.env_cmd", "env"),
+_COMMANDS: tuple[str, ...] = (
+    "reference_impl.commands.snapshot_cmd",
+    "reference_impl.commands.checkpoint_cmd",
+    "reference_impl.commands.cleanup_cmd",
+    "reference_impl.commands.fixtures_cmd",
+    "reference_impl.commands.spec_cmd",
+    "reference_impl.commands.conformance_cmd",
+    "reference_impl.commands.demo_cmd",
+    "reference_impl.commands.env_cmd",
 )
 
 Handler = Callable[[argparse.Namespace], int]
@@ -53,14 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="extra Spark configuration, repeatable (also $DELTA_CKPT_SPARK_CONF)",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module_name, _ in _COMMANDS:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            continue  # a command that is not built yet
-        module.register(sub)
+    for module_name in _COMMANDS:
+        importlib.import_module(module_name).register(sub)
     return parser
 
 
