@@ -22,7 +22,8 @@ The Delta jars come from :mod:`reference_impl.delta_jars` (Maven Central, cached
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -174,3 +175,19 @@ def get_delta_spark(settings: SparkSettings | None = None) -> SparkSession:
         extra.update(_DELTA_LOCAL_CONF)
     extra["spark.jars"] = ",".join(str(j) for j in jars)
     return _build(settings, extra)
+
+
+@contextmanager
+def temporary_conf(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
+    """Set session configuration for the duration of the block, then restore what was there."""
+    previous: dict[str, str | None] = {key: spark.conf.get(key, None) for key in settings}
+    try:
+        for key, value in settings.items():
+            spark.conf.set(key, value)
+        yield
+    finally:
+        for key, old in previous.items():
+            if old is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, old)

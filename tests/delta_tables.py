@@ -3,7 +3,7 @@
 Every builder takes a session (or nothing, for deltalake) and an empty directory, writes a tiny
 table (a handful of rows, one or two files per commit) and returns a :class:`BuiltTable` saying
 where the table is, which version its newest checkpoint has and what kind it is. Session
-configuration a builder needs is set with :func:`session_conf`, which restores the previous values
+configuration a builder needs is set with :func:`~reference_impl.spark_session.temporary_conf`, which restores the previous values
 afterwards, so builders never leak settings into each other or into the tests.
 
 | builder | checkpoint delta-spark (or deltalake) writes |
@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reference_impl.naming import DELTA_LOG, LogFileKind, parse_log_file_name
+from reference_impl.spark_session import temporary_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -70,21 +70,6 @@ class BuiltTable:
         return self.path / DELTA_LOG
 
 
-@contextmanager
-def session_conf(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
-    """Set session configuration for the duration of the block, then restore what was there."""
-    previous: dict[str, str | None] = {}
-    for key, value in settings.items():
-        previous[key] = spark.conf.get(key, None)
-        spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        for key, old in previous.items():
-            if old is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, old)
 
 
 def checkpoint_files(log_dir: Path, version: int) -> tuple[str, ...]:
@@ -190,7 +175,7 @@ def build_v1_classic(spark: SparkSession, path: Path) -> BuiltTable:
 
 def build_multipart(spark: SparkSession, path: Path) -> BuiltTable:
     """Versions 0..4; a 3-part V1 checkpoint at 3 (6 files, ``checkpoint.partSize=2``)."""
-    with session_conf(spark, {PART_SIZE: "2"}):
+    with temporary_conf(spark, {PART_SIZE: "2"}):
         _create(spark, path, "id BIGINT", {"delta.checkpointInterval": "3"})
         for i in range(4):
             _append(spark, path, i * 4, 4, parts=2)
@@ -200,7 +185,7 @@ def build_multipart(spark: SparkSession, path: Path) -> BuiltTable:
 def _build_v2(
     spark: SparkSession, path: Path, fmt: str, name: str, interval: int, commits: int
 ) -> BuiltTable:
-    with session_conf(spark, {PART_SIZE: "2", TOP_LEVEL_FORMAT: fmt}):
+    with temporary_conf(spark, {PART_SIZE: "2", TOP_LEVEL_FORMAT: fmt}):
         _create(
             spark, path, "id BIGINT",
             {"delta.checkpointInterval": str(interval), "delta.checkpointPolicy": "v2"},
@@ -256,7 +241,7 @@ def build_v2_compat(spark: SparkSession, path: Path) -> BuiltTable:
         "delta.logRetentionDuration": "interval 1 hours",
         "delta.deletedFileRetentionDuration": "interval 1 hours",
     }
-    with session_conf(spark, {PART_SIZE: "2", TOP_LEVEL_FORMAT: "json", RETENTION_CHECK: "false"}):
+    with temporary_conf(spark, {PART_SIZE: "2", TOP_LEVEL_FORMAT: "json", RETENTION_CHECK: "false"}):
         _create(spark, path, "id BIGINT", props)
         for i in range(5):
             _append(spark, path, i * 4, 4, parts=2)  # versions 1..5, checkpoint at 3
@@ -330,7 +315,7 @@ def build_domain_metadata(spark: SparkSession, path: Path) -> BuiltTable:
         "delta.checkpointPolicy": "v2",
         "delta.enableRowTracking": "true",
     }
-    with session_conf(spark, {PART_SIZE: "2", TOP_LEVEL_FORMAT: "json"}):
+    with temporary_conf(spark, {PART_SIZE: "2", TOP_LEVEL_FORMAT: "json"}):
         _create(spark, path, "id BIGINT, k BIGINT", props, "CLUSTER BY (id)")
         for i in range(2):  # v1, v2 (checkpoint)
             spark.range(i * 4, i * 4 + 4, 1, 2).selectExpr("id", "id % 2 AS k").write.format("delta").mode(

@@ -192,23 +192,15 @@ class DeltaSparkImplementation:
         from py4j.protocol import Py4JJavaError
         from pyspark.errors import PySparkException
 
+        from reference_impl.spark_session import temporary_conf
+
         spark = self._spark()
-        conf = {_THROW: "true", **_DS_PROFILE_CONF[profile]}
-        previous: dict[str, str | None] = {k: spark.conf.get(k, None) for k in conf}
         try:
-            for key, value in conf.items():
-                spark.conf.set(key, value)
-            snap = delta_snapshot(spark, str(table), version)
-            jvm = _jvm(spark)
-            snap.deltaLog().checkpoint(snap, jvm.scala.Option.empty())
+            with temporary_conf(spark, {_THROW: "true", **_DS_PROFILE_CONF[profile]}):
+                snap = delta_snapshot(spark, str(table), version)
+                snap.deltaLog().checkpoint(snap, _jvm(spark).scala.Option.empty())
         except (Py4JJavaError, PySparkException) as exc:
             raise self._fail(exc) from exc
-        finally:
-            for key, old in previous.items():
-                if old is None:
-                    spark.conf.unset(key)
-                else:
-                    spark.conf.set(key, old)
 
     def close(self) -> None:
         return None

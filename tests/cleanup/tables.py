@@ -25,13 +25,13 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reference_impl.naming import DELTA_LOG, SIDECAR_DIR, LogFileKind, parse_log_file_name
+from reference_impl.spark_session import temporary_conf
 from reference_impl.table_properties import MS_PER_DAY
 
 if TYPE_CHECKING:
@@ -59,19 +59,6 @@ class Base:
         return self.path / DELTA_LOG
 
 
-@contextmanager
-def session_conf(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
-    previous = {k: spark.conf.get(k, None) for k in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        for key, old in previous.items():
-            if old is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, old)
 
 
 def _lines(path: Path) -> list[dict[str, object]]:
@@ -106,7 +93,7 @@ def build_base(spark: SparkSession, path: Path) -> Base:
         "spark.databricks.delta.checkpoint.partSize": "2",
         "spark.databricks.delta.checkpointV2.topLevelFileFormat": "json",
     }
-    with session_conf(spark, conf):
+    with temporary_conf(spark, conf):
         listed = ", ".join(f"'{k}' = '{v}'" for k, v in props.items())
         spark.sql(f"CREATE TABLE delta.`{path}` (id BIGINT) USING delta TBLPROPERTIES ({listed})")
         for i in range(2):
