@@ -1,0 +1,267 @@
+"""Bad input: one clear error (code, file, rule) with exit status 2, and nothing written or deleted.
+
+Every case runs the ``delta-ckpt checkpoint`` command line — in-process through
+:func:`reference_impl.cli.main` (the same argument parsing, error printing and exit status as the
+installed script, sharing the test session's JVM), and the missing-``_delta_log`` case as the real
+installed script in a subprocess (it fails before Spark starts; the crash-point tests run the
+script with a JVM) — or, where noted, the Python API. Before and after, the whole table directory is
+listed with every file's and directory's size and modification time (hidden entries included,
+nothing excluded): the listings must be identical, so the writer neither wrote, nor deleted, nor
+created-and-removed anything.
+
+The tables are hand-written logs (no data files): the writer fails before it reads any data.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from reference_impl.checkpoint_writer import CheckpointOptions, write_checkpoint
+from reference_impl.cli import main
+from reference_impl.errors import CheckpointError
+from reference_impl.naming import commit_name
+from tests.writer.builders import (
+    add,
+    listing_diff,
+    metadata,
+    protocol,
+    schema,
+    schema_field,
+    tree_listing,
+    v2_protocol,
+    write_log,
+)
+from tests.writer.conftest import known_requirement_ids
+
+ERROR_LINE = re.compile(
+    r"^(?P<code>[A-Z][A-Z0-9_]+): (?P<message>.+?)(?: \[file: (?P<file>[^\]]+)\])?(?: \[rule: (?P<rule>[^\]]+)\])?$"
+)
+#: stderr lines the JVM itself prints before our code runs (not ours; allowed in subprocess runs only).
+JVM_NOISE = re.compile(r"^WARNING: Using incubator modules: ")
+TABLE_SCHEMA = schema(schema_field("id", "long"))
+
+
+def _table(root: Path, kind: str) -> Path:
+    """A hand-written table of ``kind``: plain | v2 | made-up-feature | bad-policy | no-log."""
+    path = root / kind
+    if kind == "no-log":
+        path.mkdir(parents=True)
+        (path / "data.parquet").write_bytes(b"not a table")
+        return path
+    first = {
+        "plain": [protocol(1, 2), metadata(TABLE_SCHEMA)],
+        "v2": [v2_protocol(), metadata(TABLE_SCHEMA, configuration={"delta.checkpointPolicy": "v2"})],
+        "made-up-feature": [protocol(1, 2), metadata(TABLE_SCHEMA)],
+        "bad-policy": [
+            protocol(1, 2),
+            metadata(TABLE_SCHEMA, configuration={"delta.checkpointPolicy": "Classic"}),
+        ],
+    }[kind]
+    commits = [
+        first,
+        [add("a.parquet", stats='{"numRecords":1}')],
+        [add("b.parquet", stats='{"numRecords":2}')],
+    ]
+    if kind == "made-up-feature":
+        commits.append([protocol(3, 7, reader_features=["madeUpFeature"], writer_features=["madeUpFeature"])])
+    return write_log(path, commits)
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    table: str
+    args: tuple[str, ...]
+    code: str
+    rule: str
+    file: str  # relative to the table root ("" = the table root itself)
+    subprocess: bool = False
+
+
+CASES = [
+    Case("version-not-in-log", "plain", ("--version", "9"), "VERSION_NOT_FOUND", "CKPT-WRITE-001",
+         f"_delta_log/{commit_name(9)}"),
+    Case("no-delta-log", "no-log", (), "TABLE_NOT_FOUND", "CKPT-READ-009", "_delta_log", subprocess=True),
+    Case("unsupported-reader-feature", "made-up-feature", (), "UNSUPPORTED_READER_FEATURE", "CKPT-FEAT-006",
+         "_delta_log"),
+    Case("v2-without-the-feature", "plain", ("--spec", "v2"), "V2_FEATURE_NOT_SUPPORTED", "CKPT-FEAT-003", ""),
+    Case("multi-part-on-v2-table", "v2", ("--parts", "3"), "MULTIPART_ON_V2_TABLE", "CKPT-FEAT-005", ""),
+    Case("one-part", "plain", ("--parts", "1"), "INVALID_OPTION", "CKPT-PART-005", ""),
+    Case("uuid-named-v1", "plain", ("--naming", "uuid", "--spec", "v1"), "INVALID_OPTION", "CKPT-FEAT-001", ""),
+    Case("v2-with-parts", "plain", ("--spec", "v2", "--parts", "2"), "INVALID_OPTION", "CKPT-FEAT-001", ""),
+    Case("invalid-checkpoint-policy", "bad-policy", (), "INVALID_OPTION", "CKPT-FEAT-009", ""),
+]  # fmt: skip
+
+
+def _run_in_process(
+    table: Path, args: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> tuple[int, str]:
+    capsys.readouterr()
+    status = main(["checkpoint", str(table), *args, "--quiet"])
+    return status, capsys.readouterr().err
+
+
+def _run_subprocess(table: Path, args: tuple[str, ...]) -> tuple[int, str]:
+    script = Path(sys.executable).with_name("delta-ckpt")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "reference_impl.cli"]
+    env = {k: v for k, v in os.environ.items() if k != "DELTA_CKPT_FAULT"}
+    proc = subprocess.run([*command, "checkpoint", str(table), *args, "--quiet"], capture_output=True, text=True,
+                          env=env, timeout=600, check=False)  # fmt: skip
+    return proc.returncode, proc.stderr
+
+
+def _assert_one_error_line(
+    label: str, status: int, stderr: str, case: Case, table: Path, *, jvm: bool
+) -> None:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    ours = [line for line in lines if not (jvm and JVM_NOISE.match(line))]
+    assert status == 2, f"{label}: exit status {status}, expected 2; stderr: {stderr[-1500:]}"
+    assert len(ours) == 1, f"{label}: expected exactly one line on stderr, got {len(ours)}: {ours[:10]}"
+    match = ERROR_LINE.match(ours[0])
+    assert match is not None, f"{label}: stderr line is not 'CODE: message [file: …] [rule: …]': {ours[0]!r}"
+    assert match["code"] == case.code, f"{label}: code {match['code']}, expected {case.code}: {ours[0]!r}"
+    assert match["rule"] == case.rule, f"{label}: rule {match['rule']}, expected {case.rule}: {ours[0]!r}"
+    assert match["rule"] in known_requirement_ids(), (
+        f"{label}: {match['rule']} is not a requirement of the spec"
+    )
+    expected_file = str(table / case.file) if case.file else str(table)
+    assert match["file"] == expected_file, (
+        f"{label}: file {match['file']!r}, expected {expected_file!r}: {ours[0]!r}"
+    )
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-WRITE-001", "CKPT-READ-009", "CKPT-FEAT-006", "CKPT-FEAT-003", "CKPT-FEAT-005",
+                         "CKPT-PART-005", "CKPT-FEAT-001", "CKPT-FEAT-009")  # fmt: skip
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_bad_input_is_refused_and_nothing_is_written(
+    case: Case, spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``delta-ckpt checkpoint`` refuses the input with exit 2 and one line naming the code, file and rule; nothing changes.
+
+    Spec: CKPT-WRITE-001
+    "A writer asked to checkpoint a version whose commit file `<n>.json` is not present in
+    `_delta_log/` MUST fail with `VERSION_NOT_FOUND` and MUST NOT write any file."
+    Spec: CKPT-FEAT-003
+    "A writer that is explicitly asked to write a V2-spec checkpoint for a version whose protocol
+    does not support `v2Checkpoint` MUST fail with `V2_FEATURE_NOT_SUPPORTED` and MUST NOT write
+    any file."
+    Spec: CKPT-FEAT-005
+    "A writer that is explicitly asked to write a multi-part checkpoint for a version whose
+    protocol supports `v2Checkpoint` MUST fail with `MULTIPART_ON_V2_TABLE` and MUST NOT write any
+    file."
+    """
+    table = _table(tmp_path, case.table)
+    before = tree_listing(table)
+    if case.subprocess:
+        status, stderr = _run_subprocess(table, case.args)
+    else:
+        status, stderr = _run_in_process(table, case.args, capsys)
+    _assert_one_error_line(f"{case.id} ({table})", status, stderr, case, table, jvm=case.subprocess)
+    changes = listing_diff(before, tree_listing(table))
+    assert not changes, f"{case.id}: the writer changed {table}: {changes}"
+
+
+@contextmanager
+def _unwritable(directory: Path) -> Iterator[str]:
+    """Make ``directory`` unwritable for this process; yields how. Skips when that is impossible.
+
+    ``chmod`` does not stop root (CAP_DAC_OVERRIDE), so as root the directory is made immutable
+    with ``chattr +i``, which binds root too; the attribute is removed afterwards.
+    """
+    if os.geteuid() != 0:
+        mode = directory.stat().st_mode
+        directory.chmod(0o555)
+        try:
+            yield "chmod 0555"
+        finally:
+            directory.chmod(mode)
+        return
+    proc = subprocess.run(["chattr", "+i", str(directory)], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        pytest.skip(f"running as root, where chmod cannot make {directory} unwritable, and chattr +i failed: "
+                    f"{proc.stderr.strip()}")  # fmt: skip
+    try:
+        if os.access(directory, os.W_OK):
+            pytest.skip(f"running as root and chattr +i did not make {directory} unwritable here")
+        yield "chattr +i (running as root: chmod would not stop root)"
+    finally:
+        subprocess.run(["chattr", "-i", str(directory)], check=False)
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-WRITE-006", "CKPT-WRITE-003")
+def test_unwritable_delta_log_is_refused(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An unwritable ``_delta_log`` gives ``STORAGE_ERROR`` naming the directory, exit 2, and no change.
+
+    Spec: CKPT-WRITE-006
+    "A writer MUST publish each classic or UUID-named top-level file atomically, so that no reader
+    can see it partially written …" — a writer that cannot create files there refuses up front
+    instead of failing half-way.
+    """
+    table = _table(tmp_path, "plain")
+    case = Case("unwritable", "plain", (), "STORAGE_ERROR", "CKPT-WRITE-006", "_delta_log")
+    with _unwritable(table / "_delta_log") as how:
+        before = tree_listing(table)
+        status, stderr = _run_in_process(table, (), capsys)
+        after = tree_listing(table)
+    _assert_one_error_line(f"unwritable via {how} ({table})", status, stderr, case, table, jvm=False)
+    assert not listing_diff(before, after), f"{table}: {listing_diff(before, after)}"
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-WRITE-001")
+@pytest.mark.parametrize(
+    ("kind", "version", "options", "code"),
+    [
+        ("plain", 5, CheckpointOptions(), "VERSION_NOT_FOUND"),
+        ("plain", None, CheckpointOptions(spec="v3"), "INVALID_OPTION"),
+        ("v2", None, CheckpointOptions(actions_per_sidecar=0), "INVALID_OPTION"),
+        ("v2", None, CheckpointOptions(actions_per_sidecar=-5), "INVALID_OPTION"),
+        ("plain", None, CheckpointOptions(stats="csv"), "INVALID_OPTION"),
+    ],
+    ids=["version-beyond-log", "unknown-spec", "zero-actions-per-sidecar", "negative-actions-per-sidecar",
+         "unknown-stats-form"],
+)  # fmt: skip
+def test_api_refuses_bad_options(
+    kind: str, version: int | None, options: CheckpointOptions, code: str, spark: SparkSession, tmp_path: Path
+) -> None:
+    """``write_checkpoint`` raises the error code for a bad version or option and writes nothing.
+
+    Spec: CKPT-WRITE-001
+    "A writer asked to checkpoint a version whose commit file `<n>.json` is not present in
+    `_delta_log/` MUST fail with `VERSION_NOT_FOUND` and MUST NOT write any file."
+    """
+    table = _table(tmp_path, kind)
+    before = tree_listing(table)
+    with pytest.raises(CheckpointError) as info:
+        write_checkpoint(table, version=version, options=options, spark=spark)
+    assert info.value.code == code, f"{table}: {info.value}"
+    changes = listing_diff(before, tree_listing(table))
+    assert not changes, f"{table}: {changes}"
+
+
+def test_json_error_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """With ``--json`` the same error is also one JSON object on stdout (code, message, path, rule)."""
+    table = _table(tmp_path, "no-log")
+    status = main(["checkpoint", str(table), "--json"])
+    captured = capsys.readouterr()
+    document = json.loads(captured.out)
+    assert status == 2 and document["ok"] is False, captured
+    assert document["error"]["code"] == "TABLE_NOT_FOUND" and document["error"]["rule"] == "CKPT-READ-009", (
+        document
+    )
+    assert captured.err.strip().startswith("TABLE_NOT_FOUND: "), captured.err

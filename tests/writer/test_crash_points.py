@@ -1,0 +1,357 @@
+"""Atomicity: a writer that dies at any point, or whose Spark task fails, never changes what readers see.
+
+Crash points (``DELTA_CKPT_FAULT=crash:<point>``: the CLI process calls ``os._exit(86)`` there, so
+no ``finally`` or cleanup runs — a real crash), on the ``rich`` table with ``v2Checkpoint`` that
+already has an older checkpoint (a classic V1 one at the version before) and a ``_last_checkpoint``
+naming it:
+
+| point | what exists when the process dies |
+|---|---|
+| ``staged`` | every file written to the hidden staging directory, nothing published |
+| ``sidecars:1`` | the first sidecar published |
+| ``sidecars`` | every sidecar published, no top-level file |
+| ``top-level`` | the top-level file published, ``_last_checkpoint`` not yet rewritten |
+
+and ``top-level`` for a V1 classic write. After each crash delta-spark, deltalake and our reader
+report exactly the state from before; before the top-level file nothing new is referenced (no new
+checkpoint file, ``_last_checkpoint`` byte-identical); a re-run then succeeds and is read
+correctly. (The five crashing processes run two at a time in a module fixture, each on its own
+copy of the table, to save wall time; the checks run one test at a time.)
+
+Task retries run in-process (the session is ``local[2,2]``: one retry per task): a sidecar-writing
+task that fails on its first attempt and is retried leaves a checkpoint that references only
+complete, verified files; a task that fails on every attempt leaves nothing published.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
+
+from reference_impl.checkpoint_writer import CheckpointOptions, CheckpointResult, write_checkpoint
+from reference_impl.faults import CRASH_EXIT_STATUS, ENV_FAULT, FaultPlan
+from reference_impl.naming import LAST_CHECKPOINT, classic_checkpoint_name, parse_log_file_name
+from reference_impl.table_state import TableState
+from tests.writer.builders import Shape, checkpoint_names, log_dir, sidecar_names
+from tests.writer.conftest import ShapeCache
+from tests.writer.helpers import assert_all_readers_see, rows_of
+
+SIDECAR_ACTIONS = 3
+
+
+@dataclass(frozen=True)
+class Base:
+    """The table every test copies: ``rich`` (v2 variant) plus our V1 checkpoint one version back."""
+
+    shape: Shape
+    path: Path
+    state: TableState
+    rows: int
+    older_checkpoint: str
+
+
+@pytest.fixture(scope="module")
+def base(
+    delta_spark_session: SparkSession, shapes: ShapeCache, tmp_path_factory: pytest.TempPathFactory
+) -> Base:
+    shape = shapes.get("rich", "v2")
+    path = shapes.copy(shape, tmp_path_factory.mktemp("crash-base") / "table")
+    older = write_checkpoint(path, version=shape.version - 1, spark=delta_spark_session)
+    assert [f.name for f in older.top_level] == [classic_checkpoint_name(shape.version - 1)], older.files
+    return Base(shape, path, shapes.state_before(shape), shapes.rows_before(shape), older.top_level[0].name)
+
+
+def _copy(base: Base, tmp_path: Path) -> Path:
+    target = tmp_path / "table"
+    shutil.copytree(base.path, target)
+    return target
+
+
+def _cli() -> list[str]:
+    script = Path(sys.executable).with_name("delta-ckpt")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "reference_impl.cli"]
+
+
+def run_cli(
+    table: Path, *args: str, fault: str | None = None, timeout: float = 900
+) -> subprocess.CompletedProcess[str]:
+    """``delta-ckpt checkpoint TABLE ARGS --quiet`` in a fresh process (its own JVM)."""
+    env = dict(os.environ)
+    env.pop(ENV_FAULT, None)
+    if fault is not None:
+        env[ENV_FAULT] = fault
+    env.setdefault("DELTA_CKPT_SPARK_MASTER", "local[2,2]")
+    return subprocess.run([*_cli(), "checkpoint", str(table), *args, "--quiet"], env=env, capture_output=True,
+                          text=True, timeout=timeout, check=False)  # fmt: skip
+
+
+def published(table: Path) -> dict[str, int]:
+    """Every non-hidden file directly in ``_delta_log`` and ``_delta_log/_sidecars``, with its size."""
+    out = {}
+    for directory in (log_dir(table), log_dir(table) / "_sidecars"):
+        if directory.is_dir():
+            for entry in directory.iterdir():
+                if entry.is_file() and not entry.name.startswith("."):
+                    out[str(entry.relative_to(log_dir(table)))] = entry.stat().st_size
+    return out
+
+
+def hint_bytes(table: Path) -> bytes:
+    return (log_dir(table) / LAST_CHECKPOINT).read_bytes()
+
+
+def staging_dirs(table: Path) -> list[str]:
+    return sorted(p.name for p in log_dir(table).iterdir() if p.name.startswith(".delta-ckpt-staging"))
+
+
+@dataclass(frozen=True)
+class CrashRun:
+    """A table copy, what was published before, and the crashed ``delta-ckpt`` process."""
+
+    table: Path
+    files_before: dict[str, int]
+    hint_before: bytes
+    proc: subprocess.CompletedProcess[str]
+
+
+CRASH_CASES = [
+    # (id, extra CLI args, crash point, new sidecars expected (None: all), top-level published)
+    ("v2-staged", ("--actions-per-sidecar", str(SIDECAR_ACTIONS)), "staged", 0, False),
+    ("v2-after-one-sidecar", ("--actions-per-sidecar", str(SIDECAR_ACTIONS)), "sidecars:1", 1, False),
+    ("v2-after-all-sidecars", ("--actions-per-sidecar", str(SIDECAR_ACTIONS)), "sidecars", None, False),
+    ("v2-before-last-checkpoint", ("--actions-per-sidecar", str(SIDECAR_ACTIONS)), "top-level", None, True),
+    ("v1-before-last-checkpoint", ("--spec", "v1"), "top-level", 0, True),
+]
+
+
+@pytest.fixture(scope="module")
+def crash_runs(base: Base, tmp_path_factory: pytest.TempPathFactory) -> dict[str, CrashRun]:
+    """Every crash case's ``delta-ckpt`` process, run two at a time (each is a fresh JVM; they share nothing).
+
+    Running them concurrently only saves wall time: each process works on its own copy of the table.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    prepared = {}
+    for case, args, point, _, _ in CRASH_CASES:
+        table = _copy(base, tmp_path_factory.mktemp(f"crash-{case}"))
+        prepared[case] = (table, args, point, published(table), hint_bytes(table))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {
+            case: pool.submit(run_cli, table, *args, fault=f"crash:{point}")
+            for case, (table, args, point, _, _) in prepared.items()
+        }
+        return {
+            case: CrashRun(prepared[case][0], prepared[case][3], prepared[case][4], future.result())
+            for case, future in futures.items()
+        }
+
+
+@pytest.mark.spark
+@pytest.mark.delta_spark
+@pytest.mark.deltalake
+@pytest.mark.slow
+@pytest.mark.requirement("CKPT-WRITE-003", "CKPT-WRITE-004", "CKPT-LAST-002", "CKPT-SIDE-003")
+@pytest.mark.parametrize(("case", "args", "point", "new_sidecars", "top_published"), CRASH_CASES,
+                         ids=[c[0] for c in CRASH_CASES])  # fmt: skip
+def test_crash_leaves_the_table_as_it_was(
+    case: str, args: tuple[str, ...], point: str, new_sidecars: int | None, top_published: bool,
+    base: Base, crash_runs: dict[str, CrashRun], delta_spark: SparkSession, deltalake: ModuleType,
+) -> None:  # fmt: skip
+    """After a real crash at ``point`` every reader sees the state from before; a re-run succeeds.
+
+    Spec: CKPT-WRITE-003
+    "Writing a checkpoint MUST NOT change the table state that a conforming reader reports for
+    any version."
+    Spec: CKPT-WRITE-004
+    "A writer MUST finish writing every sidecar file before the top-level file that references it
+    becomes visible, and every file of a checkpoint before it updates `_last_checkpoint` to
+    describe that checkpoint."
+    """
+    run = crash_runs[case]
+    table, files_before, hint_before, proc = run.table, run.files_before, run.hint_before, run.proc
+    version = base.shape.version
+    assert proc.returncode == CRASH_EXIT_STATUS, (
+        f"{case}: delta-ckpt exited {proc.returncode}, expected the injected crash ({CRASH_EXIT_STATUS}); "
+        f"stderr: {proc.stderr[-2000:]}"
+    )
+    files_after = published(table)
+    created = sorted(set(files_after) - set(files_before))
+    assert all(files_after[k] == files_before[k] for k in files_before), (
+        f"{case}: an existing file changed in {table}"
+    )
+    assert hint_bytes(table) == hint_before, (
+        f"{case}: {table}/_delta_log/_last_checkpoint changed before the end"
+    )
+    sidecars = [n for n in created if n.startswith("_sidecars/")]
+    tops = [n for n in created if not n.startswith("_sidecars/")]
+    if new_sidecars is not None:
+        assert len(sidecars) == new_sidecars, f"{case}: new sidecars {sidecars}, expected {new_sidecars}"
+    else:
+        assert len(sidecars) >= 2, f"{case}: expected every sidecar to be published, got {sidecars}"
+    if top_published:
+        assert len(tops) == 1 and parse_log_file_name(tops[0]).version == version, (
+            f"{case}: new files {created}"
+        )
+        used = tops
+    else:
+        assert tops == [], f"{case}: files other than sidecars were published before the crash point: {tops}"
+        used = [base.older_checkpoint]
+    assert_all_readers_see(delta_spark, table, base.state, checkpoint_files=used, txn_app_ids=base.shape.txn_app_ids,
+                           rows=base.rows, context=f"after crash:{point}")  # fmt: skip
+
+    spec = "v1" if "--spec" in args else "v2"
+    rerun = write_checkpoint(table, options=CheckpointOptions(spec=spec, actions_per_sidecar=SIDECAR_ACTIONS),
+                             spark=delta_spark)  # fmt: skip
+    assert rerun.version == version and rerun.last_checkpoint is not None, f"{case}: re-run {rerun.to_json()}"
+    hint = json.loads(hint_bytes(table))
+    assert hint["version"] == version, f"{case}: _last_checkpoint after the re-run: {hint}"
+    if spec == "v1":
+        assert rerun.files[0].kept_existing, (
+            f"{case}: the re-run should keep the identical classic file (CKPT-WRITE-008)"
+        )
+    rerun_tops = [f.name for f in rerun.top_level]
+    # After a crash past the top-level file, a V2 re-run adds a second UUID-named file of the same
+    # version; both describe the same state, and which one a reader takes is its choice (CKPT-READ-004).
+    ambiguous = spec == "v2" and top_published
+    assert_all_readers_see(delta_spark, table, base.state, checkpoint_files=None if ambiguous else rerun_tops,
+                           txn_app_ids=base.shape.txn_app_ids, rows=None, context=f"re-run after crash:{point}")  # fmt: skip
+
+
+def busiest_sidecar_task(spark: SparkSession, state: TableState, per_sidecar: int) -> int:
+    """The Spark partition that will write the most file actions into a sidecar.
+
+    The writer hash-partitions the file actions by ``coalesce(add.path, remove.path)`` into
+    ``ceil(actions / per_sidecar)`` partitions (spec CKPT-PART-002's formula); the file names of a
+    delta-spark table are random, so which partitions are empty varies between builds, and a task
+    that writes nothing never reaches the injected failure.
+    """
+    from pyspark.sql import functions as F
+
+    paths = [f["path"] for f in state.files] + [t["path"] for t in state.tombstones]
+    num = -(-len(paths) // per_sidecar)
+    counts = (
+        spark.createDataFrame([(p,) for p in paths], "path string")
+        .groupBy(F.expr(f"pmod(hash(path), {num})").alias("partition"))
+        .count()
+        .orderBy(F.desc("count"), "partition")
+        .collect()
+    )
+    return int(counts[0]["partition"])
+
+
+def _failed_tasks(spark: SparkSession, group: str) -> int:
+    tracker = spark.sparkContext.statusTracker()
+    total = 0
+    for job in tracker.getJobIdsForGroup(group):
+        info = tracker.getJobInfo(job)
+        for stage in info.stageIds if info else []:
+            stage_info = tracker.getStageInfo(stage)
+            total += stage_info.numFailedTasks if stage_info else 0
+    return total
+
+
+def _verify_referenced(table: Path, result: CheckpointResult, state: TableState) -> None:
+    """The top-level file references exactly the sidecars on disk, each complete and with the right counts."""
+    top = log_dir(table) / result.top_level[0].name
+    actions = rows_of(top)
+    refs = [a["sidecar"] for a in actions if "sidecar" in a]
+    on_disk = sidecar_names(table)
+    assert sorted(r["path"] for r in refs) == on_disk, (
+        f"{table}: sidecars referenced {sorted(r['path'] for r in refs)} but on disk {on_disk}"
+    )
+    adds = removes = 0
+    for ref in refs:
+        path = log_dir(table) / "_sidecars" / ref["path"]
+        assert path.stat().st_size == ref["sizeInBytes"], (
+            f"{path}: {path.stat().st_size} bytes, recorded {ref['sizeInBytes']}"
+        )
+        columns = pq.read_table(path).to_pydict()
+        adds += sum(1 for a in columns["add"] if a is not None)
+        removes += sum(1 for r in columns["remove"] if r is not None)
+    assert (adds, removes) == (len(state.files), len(state.tombstones)), (
+        f"{table}: sidecars hold {adds} adds / {removes} removes, the state {len(state.files)} / {len(state.tombstones)}"
+    )
+    tags = next(a["checkpointMetadata"]["tags"] for a in actions if "checkpointMetadata" in a)
+    assert tags["sidecarNumActions"] == str(adds + removes), f"{top}: tags {tags}"
+
+
+@pytest.mark.spark
+@pytest.mark.delta_spark
+@pytest.mark.requirement("CKPT-WRITE-005", "CKPT-SIDE-004", "CKPT-WRITE-003")
+def test_retried_sidecar_task_leaves_only_complete_files(
+    base: Base, delta_spark: SparkSession, tmp_path: Path
+) -> None:
+    """A sidecar-writing task that fails on its first attempt is retried; only the successful attempts' files exist.
+
+    Spec: CKPT-SIDE-004
+    "The `sizeInBytes` of a `sidecar` action MUST equal the exact length in bytes of the sidecar
+    file it references."
+    Spec: CKPT-WRITE-005
+    "Before publishing a checkpoint, a writer MUST verify that the number of `add` rows it wrote
+    equals the number of live files of the version and that every sidecar it references exists
+    with the length recorded in its `sidecar` action …"
+    """
+    table = _copy(base, tmp_path)
+    task = busiest_sidecar_task(delta_spark, base.state, SIDECAR_ACTIONS)
+    group = f"fail-task-once-{tmp_path.name}"
+    delta_spark.sparkContext.setJobGroup(group, "writer test: one failed sidecar task")
+    try:
+        result = write_checkpoint(
+            table,
+            options=CheckpointOptions(spec="v2", actions_per_sidecar=SIDECAR_ACTIONS,
+                                      fault=FaultPlan(failing_tasks=((task, 1),))),
+            spark=delta_spark,
+        )  # fmt: skip
+        failed = _failed_tasks(delta_spark, group)
+    finally:
+        delta_spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+    assert failed >= 1, f"{table}: no Spark task failed, so the retry path was not exercised"
+    assert len(result.sidecars) >= 2, result.files
+    assert staging_dirs(table) == [], f"{table}: staging left behind: {staging_dirs(table)}"
+    _verify_referenced(table, result, base.state)
+    assert json.loads(hint_bytes(table))["version"] == base.shape.version
+    assert_all_readers_see(delta_spark, table, base.state, checkpoint_files=[f.name for f in result.top_level],
+                           txn_app_ids=base.shape.txn_app_ids, rows=None, context="after a retried task")  # fmt: skip
+
+
+@pytest.mark.spark
+@pytest.mark.delta_spark
+@pytest.mark.requirement("CKPT-WRITE-003", "CKPT-WRITE-004")
+def test_task_failing_every_attempt_publishes_nothing(
+    base: Base, delta_spark: SparkSession, tmp_path: Path
+) -> None:
+    """When a sidecar task fails on every attempt the write fails and nothing is published.
+
+    Spec: CKPT-WRITE-003
+    "Writing a checkpoint MUST NOT change the table state that a conforming reader reports for
+    any version."
+    """
+    table = _copy(base, tmp_path)
+    files_before, hint_before = published(table), hint_bytes(table)
+    names_before = checkpoint_names(table)
+    task = busiest_sidecar_task(delta_spark, base.state, SIDECAR_ACTIONS)
+    with pytest.raises(Exception, match=rf"(?s)injected failure of task {task}\b") as info:
+        write_checkpoint(
+            table,
+            options=CheckpointOptions(spec="v2", actions_per_sidecar=SIDECAR_ACTIONS,
+                                      fault=FaultPlan(failing_tasks=((task, 2),))),
+            spark=delta_spark,
+        )  # fmt: skip
+    assert published(table) == files_before, (
+        f"{table}: files were published: {set(published(table)) - set(files_before)} ({info.value!s:.200})"
+    )
+    assert checkpoint_names(table) == names_before and hint_bytes(table) == hint_before, table
+    assert staging_dirs(table) == [], f"{table}: staging left behind: {staging_dirs(table)}"
+    assert_all_readers_see(delta_spark, table, base.state, checkpoint_files=[base.older_checkpoint],
+                           txn_app_ids=base.shape.txn_app_ids, rows=None, context="after a task that always fails")  # fmt: skip
