@@ -118,16 +118,7 @@ class LocalStorage:
 
         Raises :class:`FileExistsError` if ``path`` exists; never replaces it.
         """
-        tmp = self._write_temp(path, data)
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            raise
-        except OSError as exc:
-            raise StorageError(f"cannot publish: {exc.strerror}", path=str(path)) from exc
-        finally:
-            tmp.unlink(missing_ok=True)
-        self._sync_dir(path.parent)
+        self.publish_new(self._write_temp(path, data), path)
         info = self.stat(path)
         assert info is not None
         return info

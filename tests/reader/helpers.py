@@ -6,7 +6,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from conformance.adapters.delta_spark import delta_spark_state
-from reference_impl.naming import DELTA_LOG, LogFileKind, commit_name, parse_log_file_name
+from reference_impl.fixtures.mutations import delete_commits_before
+from reference_impl.naming import DELTA_LOG, commit_name, parse_log_file_name
 from reference_impl.table_state import TableState
 
 if TYPE_CHECKING:
@@ -19,18 +20,12 @@ def log_dir(table: Path) -> Path:
 
 def prune_commits_before(table: Path, version: int) -> list[int]:
     """Delete the commit files (and their ``.crc``) before ``version``; keep the one at it. Returns the deleted versions."""
-    deleted = []
-    for entry in sorted(log_dir(table).iterdir()):
-        parsed = parse_log_file_name(entry.name)
-        if parsed.version is None or parsed.version >= version:
-            continue
-        if parsed.kind in (LogFileKind.COMMIT, LogFileKind.CRC):
-            entry.unlink()
-            if parsed.kind is LogFileKind.COMMIT:
-                deleted.append(parsed.version)
+    gone = delete_commits_before(log_dir(table), version)
     if not (log_dir(table) / commit_name(version)).exists():
         raise AssertionError(f"the commit at the checkpoint version {version} is missing in {table}")
-    return sorted(deleted)
+    return sorted(
+        v for v in (parse_log_file_name(n).version for n in gone if n.endswith(".json")) if v is not None
+    )
 
 
 def truncate(path: Path, size: int = 10) -> None:

@@ -27,13 +27,13 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reference_impl.naming import DELTA_LOG, LogFileKind, commit_name, parse_log_file_name
+from tests.reader.helpers import log_dir
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -215,26 +215,6 @@ def now_ms() -> int:
 # --------------------------------------------------------------------------------------------------
 # log surgery and listings
 # --------------------------------------------------------------------------------------------------
-
-
-def log_dir(table: Path) -> Path:
-    return table / DELTA_LOG
-
-
-def prune_commits_before(table: Path, version: int) -> list[int]:
-    """Delete commit and ``.crc`` files of versions below ``version`` (the one at it stays); returns them."""
-    deleted = []
-    for entry in sorted(log_dir(table).iterdir()):
-        parsed = parse_log_file_name(entry.name)
-        if parsed.version is None or parsed.version >= version:
-            continue
-        if parsed.kind in (LogFileKind.COMMIT, LogFileKind.CRC):
-            entry.unlink()
-            if parsed.kind is LogFileKind.COMMIT:
-                deleted.append(parsed.version)
-    if not (log_dir(table) / commit_name(version)).is_file():
-        raise AssertionError(f"{table}: the commit at the checkpoint version {version} is missing")
-    return sorted(deleted)
 
 
 def checkpoint_names(table: Path) -> list[str]:
@@ -420,19 +400,3 @@ def enable_v2(spark: SparkSession, shape: Shape, path: Path) -> Shape:
 
 
 SPARK_BUILDERS = {"plain": build_plain, "rich": build_rich, "empty": build_empty}
-
-
-@contextmanager
-def session_conf(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
-    """Set Spark session configuration for the block, then restore what was there."""
-    previous = {key: spark.conf.get(key, None) for key in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        for key, old in previous.items():
-            if old is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, old)

@@ -40,6 +40,7 @@ from pyspark.sql import SparkSession
 from conformance.adapters.delta_spark import delta_log
 from reference_impl.checkpoint_writer import CheckpointOptions, write_checkpoint
 from reference_impl.naming import LogFileKind, parse_log_file_name
+from reference_impl.spark_session import temporary_conf as session_conf
 from tests.writer.builders import (
     add,
     checkpoint_names,
@@ -48,7 +49,6 @@ from tests.writer.builders import (
     metadata,
     schema,
     schema_field,
-    session_conf,
     sidecar_names,
     v2_protocol,
     write_log,
