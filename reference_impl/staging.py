@@ -8,6 +8,12 @@ output-commit protocol keeps only the files of successful task attempts, so a fa
 task never leaves a file there. Nothing in staging is visible to readers: the directory is hidden,
 and readers list only files directly in ``_delta_log`` and named ones in ``_sidecars``.
 
+When a write job fails, Spark reports the failure while the job's other tasks may still be
+running (they are cancelled asynchronously) and may still create files in staging. Every write
+therefore runs in a Spark job group, and on failure :func:`_settle` waits until none of the
+group's tasks is active (Spark kills them when it aborts the job), so that removing the staging
+directory afterwards really leaves nothing behind.
+
 Then, on the driver:
 
 1. :func:`stage` maps each staged file to its Spark partition (``part-<partition>-…``) and creates
@@ -22,7 +28,10 @@ from __future__ import annotations
 
 import re
 import shutil
+import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,7 +42,10 @@ from reference_impl.errors import StorageError
 from reference_impl.storage import FileInfo, LocalStorage, to_uri
 
 if TYPE_CHECKING:
+    from pyspark import SparkContext
     from pyspark.sql import DataFrame
+
+_SETTLE_TIMEOUT_S = 120.0
 
 _PART_RE = re.compile(r"^part-(\d+)-.*\.(parquet|json)$")
 
@@ -88,10 +100,11 @@ def stage(
     so the result has exactly ``num_partitions`` files, sorted by partition.
     """
     writer = df.write.mode("errorifexists").option("maxRecordsPerFile", 0)
-    if fmt == "parquet":
-        writer.option("compression", compression).parquet(to_uri(directory))
-    else:
-        writer.option("compression", "none").option("ignoreNullFields", "true").json(to_uri(directory))
+    with _job_group(df, directory.name):
+        if fmt == "parquet":
+            writer.option("compression", compression).parquet(to_uri(directory))
+        else:
+            writer.option("compression", "none").option("ignoreNullFields", "true").json(to_uri(directory))
     staged = _list_parts(directory)
     seen = {s.partition for s in staged}
     if fill_empty and len(seen) < num_partitions:
@@ -104,6 +117,46 @@ def stage(
                 shutil.copyfile(template, target)
                 staged.append(StagedFile(partition, target))
     return sorted(staged, key=lambda s: s.partition)
+
+
+@contextmanager
+def _job_group(df: DataFrame, label: str) -> Iterator[None]:
+    """Run the block's Spark jobs in a job group; if the block fails, wait for the group's tasks to end.
+
+    A caller's job group is kept (its jobs are then waited for too); otherwise a fresh one is used.
+    """
+    sc = df.sparkSession.sparkContext
+    keys = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
+    group = sc.getLocalProperty(keys[0])
+    previous = {key: sc.getLocalProperty(key) for key in keys} if group is None else None
+    if group is None:
+        group = f"delta-ckpt-{label}-{uuid.uuid4()}"
+        sc.setJobGroup(group, f"delta-ckpt: write {label}")
+    try:
+        yield
+    except BaseException:
+        _settle(sc, group)
+        raise
+    finally:
+        for key, value in (previous or {}).items():
+            sc.setLocalProperty(key, value)  # type: ignore[arg-type]  # None removes the property
+
+
+def _settle(sc: SparkContext, group: str) -> None:
+    """Wait until no task of the job group ``group`` is still running (bounded by a timeout)."""
+    tracker = sc.statusTracker()
+    deadline = time.monotonic() + _SETTLE_TIMEOUT_S
+    while time.monotonic() < deadline:
+        stages = [
+            stage_id
+            for job_id in tracker.getJobIdsForGroup(group)
+            if (job := tracker.getJobInfo(job_id)) is not None
+            for stage_id in job.stageIds
+        ]
+        infos = [tracker.getStageInfo(stage_id) for stage_id in stages]
+        if all(info is None or info.numActiveTasks == 0 for info in infos):
+            return
+        time.sleep(0.1)
 
 
 def _list_parts(directory: Path) -> list[StagedFile]:
@@ -119,10 +172,11 @@ def _empty_file(df: DataFrame, directory: Path, *, fmt: str, compression: str) -
     """Spark writes one schema-only file for an empty DataFrame; use it as the empty part."""
     empty = df.limit(0).coalesce(1)
     writer = empty.write.mode("errorifexists")
-    if fmt == "parquet":
-        writer.option("compression", compression).parquet(to_uri(directory))
-    else:
-        writer.json(to_uri(directory))
+    with _job_group(df, directory.name):
+        if fmt == "parquet":
+            writer.option("compression", compression).parquet(to_uri(directory))
+        else:
+            writer.json(to_uri(directory))
     files = _list_parts(directory)
     if not files:
         # Spark 4 writes no file for an empty JSON output; an empty file is a valid empty JSON-lines file.
