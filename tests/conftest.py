@@ -6,6 +6,10 @@
 * ``delta_spark``: the same session, but the test needs delta-spark itself — skipped with a loud
   reason when the jars are unavailable, and **failed** under ``CI=true``.
 * ``deltalake``: the ``deltalake`` module, with the same skip/fail rule.
+
+Test files run in two processes (``run-tests.sh``: pytest-xdist, ``--dist loadfile``). Collection
+puts the heaviest files first — those with a test marked ``slow``, then those that need
+delta-spark — so that the two processes finish at about the same time.
 """
 
 from __future__ import annotations
@@ -34,6 +38,19 @@ os.environ.setdefault(
     "spark.sql.codegen.wholeStage=false;spark.driver.extraJavaOptions=-Duser.timezone=UTC -XX:TieredStopAtLevel=1",
 )
 _DELTA_ERROR: list[str] = []
+
+
+def _weight(item: pytest.Item) -> int:
+    markers = {m.name for m in item.iter_markers()}
+    return 0 if "slow" in markers else 1 if "delta_spark" in markers else 2
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Heaviest test files first (see the module docs); the order within a file is kept."""
+    weight: dict[str, int] = {}
+    for item in items:
+        weight[item.path.name] = min(weight.get(item.path.name, 2), _weight(item))
+    items.sort(key=lambda item: weight[item.path.name])
 
 
 def unavailable(what: str, why: str) -> None:

@@ -18,10 +18,17 @@ from conformance.suite.conftest import WrittenTable
 def test_reader_reads_writers_checkpoint(written: WrittenTable, reader: Implementation) -> None:
     """Any reader reads any writer's checkpoint, with the earlier commits gone, as the original state.
 
-    Spec: CKPT-WRITE-003, CKPT-CONTENT-001, CKPT-READ-001
+    Spec: CKPT-WRITE-003
     > Writing a checkpoint MUST NOT change the table state that a conforming reader reports for any
-    > version. A checkpoint named for version n MUST describe exactly the table state obtained by
-    > reconciling the actions of all commits from version 0 through version n.
+    > version.
+    Spec: CKPT-CONTENT-001
+    > A checkpoint named for version n MUST describe exactly the table state obtained by reconciling the
+    > actions of all commits from version 0 through version n.
+    Spec: CKPT-READ-001
+    > Whenever the log contains a gap-free sequence of commits from version 0 through version v, the
+    > table state a reader reports for v MUST equal the state obtained by reconciling the actions of those
+    > commits, apart from expired tombstones and expired transaction identifiers …, whichever checkpoints
+    > the log also contains.
     """
     assert written.readable is not None
     info = reader.info

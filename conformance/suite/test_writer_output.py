@@ -40,10 +40,13 @@ def _is_v2(d: DecodedCheckpoint) -> bool:
 def test_checkpoint_files_have_spec_names(written: WrittenTable) -> None:
     """Every checkpoint file a writer writes has the strict name of its kind.
 
-    Spec: CKPT-NAME-001, CKPT-NAME-003
+    Spec: CKPT-NAME-001
     > A writer MUST name every classic, multi-part and UUID-named checkpoint file it writes in the form
-    > given for its kind. The token u in a UUID-named checkpoint name MUST be an RFC 4122 UUID in its
-    > canonical lowercase form.
+    > given for its kind in the column "Name written by writers" of the table above, with n in decimal
+    > zero-padded to exactly 20 digits and o and p zero-padded to exactly 10 digits.
+    Spec: CKPT-NAME-003
+    > The token u in a UUID-named checkpoint name MUST be an RFC 4122 UUID in its canonical lowercase
+    > form of 8-4-4-4-12 hexadecimal digits.
     """
     for name in written.checkpoint:
         parsed = parse_log_file_name(name)
@@ -56,10 +59,12 @@ def test_checkpoint_files_have_spec_names(written: WrittenTable) -> None:
 def test_checkpoint_kind_matches_spec_and_feature(written: WrittenTable) -> None:
     """UUID-named files are V2, multi-part ones V1, and V2 appears only where the table supports it.
 
-    Spec: CKPT-FEAT-001, CKPT-FEAT-002
+    Spec: CKPT-FEAT-001
     > A writer MUST give every UUID-named checkpoint it writes the V2 spec and every multi-part checkpoint
-    > it writes the V1 spec. A writer MUST NOT write a V2-spec checkpoint for a version whose protocol
-    > does not support v2Checkpoint.
+    > it writes the V1 spec.
+    Spec: CKPT-FEAT-002
+    > A writer MUST NOT write a V2-spec checkpoint, under any name, for a version whose protocol does not
+    > support v2Checkpoint.
     """
     decoded = _decoded(written)
     v2 = _is_v2(decoded)
@@ -129,7 +134,8 @@ def test_each_row_holds_exactly_one_action(written: WrittenTable) -> None:
 
     Spec: CKPT-SCHEMA-001
     > Every row of a Parquet checkpoint file MUST hold exactly one action, stored in the nullable
-    > top-level struct column named after its action kind, with every other top-level column null.
+    > top-level struct column named after its action kind, with every other top-level column of that row
+    > null.
     """
     d = _decoded(written)
     for f in [*d.top, *d.sidecars]:
@@ -212,9 +218,11 @@ def _require_v2(written: WrittenTable) -> DecodedCheckpoint:
 def test_v2_has_one_checkpoint_metadata_with_its_version(written: WrittenTable) -> None:
     """A V2 checkpoint has exactly one checkpointMetadata, in the top-level file, naming its version.
 
-    Spec: CKPT-V2-001, CKPT-V2-002
+    Spec: CKPT-V2-001
     > A V2-spec checkpoint MUST contain exactly one checkpointMetadata action, in its top-level file.
-    > Its version field MUST equal the version in the checkpoint's file name.
+    Spec: CKPT-V2-002
+    > The version field of a checkpoint's checkpointMetadata action MUST equal the version in the
+    > checkpoint's file name.
     """
     d = _require_v2(written)
     top = [r["checkpointMetadata"] for f in d.top for r in f.rows if "checkpointMetadata" in r]
@@ -226,10 +234,13 @@ def test_v2_has_one_checkpoint_metadata_with_its_version(written: WrittenTable) 
 def test_v2_action_placement(written: WrittenTable) -> None:
     """Non-file actions only in the top-level file; sidecars hold only add/remove; never a mix.
 
-    Spec: CKPT-V2-003, CKPT-V2-004, CKPT-SIDE-002
-    > A V2-spec checkpoint MUST store every non-file action in its top-level file. A top-level file that
-    > contains a sidecar action MUST NOT contain any add or remove action. Every row of a sidecar file
-    > MUST hold an add action or a remove action.
+    Spec: CKPT-V2-003
+    > A V2-spec checkpoint MUST store every non-file action in its top-level file.
+    Spec: CKPT-V2-004
+    > A V2-spec checkpoint whose top-level file contains a sidecar action MUST NOT contain any add or
+    > remove action in its top-level file.
+    Spec: CKPT-SIDE-002
+    > Every row of a sidecar file MUST hold an add action or a remove action.
     """
     d = _require_v2(written)
     for f in d.sidecars:
@@ -282,9 +293,18 @@ def test_v2_checkpoint_metadata_tags_are_exact(written: WrittenTable) -> None:
 def test_sidecar_actions_describe_their_files(written: WrittenTable) -> None:
     """Sidecars live in _delta_log/_sidecars, are named by bare unreserved names, with exact sizes.
 
-    Spec: CKPT-SIDE-001, CKPT-SIDE-004, CKPT-SIDE-010, CKPT-SIDE-011
-    > The sizeInBytes of a sidecar action MUST equal the exact length in bytes of the sidecar file. A
-    > writer MUST set the path of a sidecar action to the bare file name of the sidecar.
+    Spec: CKPT-SIDE-001
+    > A writer MUST write every sidecar file as a Parquet file directly inside
+    > <table>/_delta_log/_sidecars/.
+    Spec: CKPT-SIDE-004
+    > The sizeInBytes of a sidecar action MUST equal the exact length in bytes of the sidecar file it
+    > references.
+    Spec: CKPT-SIDE-010
+    > A writer MUST set the path of a sidecar action, and of each v2Checkpoint.sidecarFiles entry, to the
+    > bare file name of the sidecar, without scheme, authority or directory.
+    Spec: CKPT-SIDE-011
+    > A writer MUST name sidecar files using only the characters `A`–`Z`, `a`–`z`, `0`–`9`, `-`, `.`, `_`
+    > and `~`, so that a name and its URI encoding are the same string.
     """
     d = _require_v2(written)
     for action in d.actions("sidecar"):
@@ -302,9 +322,13 @@ def test_sidecar_actions_describe_their_files(written: WrittenTable) -> None:
 def test_multipart_rows_are_hash_clustered(written: WrittenTable) -> None:
     """Each action of a p-part checkpoint sits in the part Spark's hash partitioning assigns it.
 
-    Spec: CKPT-PART-002, CKPT-PART-003
+    Spec: CKPT-PART-002
     > A writer MUST place each file action of a p-part checkpoint in part pmod(hash(k), p) + 1, where k
-    > is the action's path. A writer MUST place every non-file action in part pmod(42, p) + 1.
+    > is the action's path (that is, coalesce(add.path, remove.path)) and hash is Spark SQL's hash
+    > function (32-bit Murmur3 with seed 42, Spark's variant for strings).
+    Spec: CKPT-PART-003
+    > A writer MUST place every non-file action of a p-part checkpoint in part pmod(42, p) + 1, the part
+    > that Spark's hash partitioning assigns to a null key.
     """
     d = _decoded(written)
     if d.kind is not LogFileKind.CHECKPOINT_PART:
@@ -327,9 +351,11 @@ def test_multipart_rows_are_hash_clustered(written: WrittenTable) -> None:
 def test_existing_files_are_untouched(written: WrittenTable) -> None:
     """Writing a checkpoint modifies or deletes no existing file (except _last_checkpoint).
 
-    Spec: CKPT-WRITE-007, CKPT-SIDE-003
+    Spec: CKPT-WRITE-007
     > Writing a checkpoint MUST NOT modify or delete any existing commit file, any checkpoint file of
     > another version, or any UUID-named checkpoint file.
+    Spec: CKPT-SIDE-003
+    > A writer MUST NOT modify, replace or delete any file that already exists in _delta_log/_sidecars/.
     """
     changed = [
         n for n, meta in written.before.items() if n != "_last_checkpoint" and written.after.get(n) != meta
@@ -350,9 +376,11 @@ def _hint(written: WrittenTable) -> tuple[str, dict[str, Any]]:
 def test_last_checkpoint_is_valid(written: WrittenTable) -> None:
     """_last_checkpoint is one JSON object, valid against the schema, without duplicate keys.
 
-    Spec: CKPT-LAST-001, CKPT-CKSUM-002
+    Spec: CKPT-LAST-001
     > A writer MUST write _last_checkpoint as a single UTF-8 JSON object that is valid against
-    > schemas/last_checkpoint.schema.json. A writer MUST NOT write a duplicate key.
+    > schemas/last_checkpoint.schema.json.
+    Spec: CKPT-CKSUM-002
+    > A writer MUST NOT write a duplicate key in any object of _last_checkpoint.
     """
     text, hint = _hint(written)
 
@@ -370,10 +398,20 @@ def test_last_checkpoint_is_valid(written: WrittenTable) -> None:
 def test_last_checkpoint_matches_the_files(written: WrittenTable) -> None:
     """version, size, parts, sizeInBytes and numOfAddFiles describe the checkpoint on disk exactly.
 
-    Spec: CKPT-LAST-002, -003, -004, -013
+    Spec: CKPT-LAST-002
+    > The version a writer records in _last_checkpoint MUST be the version of a complete checkpoint that
+    > exists when the hint is written.
+    Spec: CKPT-LAST-003
     > The size a writer records MUST equal the total number of actions stored in all files of the
-    > described checkpoint. sizeInBytes MUST equal the sum of the byte lengths of all its files,
-    > referenced sidecars included. parts is present when, and only when, the checkpoint is multi-part.
+    > described checkpoint, counting the rows of the top-level file or parts, including checkpointMetadata
+    > and sidecar rows, and the rows of all referenced sidecars.
+    Spec: CKPT-LAST-004
+    > When present, sizeInBytes MUST equal the sum of the byte lengths of all files of the described
+    > checkpoint, referenced sidecars included, and numOfAddFiles MUST equal the number of add actions in
+    > the described checkpoint.
+    Spec: CKPT-LAST-013
+    > A writer MUST include parts in _last_checkpoint when, and only when, the described checkpoint is
+    > multi-part, and its value MUST then be the part count.
     """
     _, hint = _hint(written)
     d = _decoded(written)
@@ -399,10 +437,14 @@ def test_last_checkpoint_matches_the_files(written: WrittenTable) -> None:
 def test_last_checkpoint_v2_object(written: WrittenTable) -> None:
     """v2Checkpoint appears only for UUID-named checkpoints and describes the top-level file exactly.
 
-    Spec: CKPT-LAST-006, CKPT-LAST-007
+    Spec: CKPT-LAST-006
     > A writer MUST write a v2Checkpoint object only when the described checkpoint is UUID-named, with
-    > path set to the bare file name of its top-level file; nonFileActions and sidecarFiles, when present,
-    > list every non-file action except sidecars, and every sidecar.
+    > path set to the bare file name of its top-level file and sizeInBytes to that file's exact length in
+    > bytes.
+    Spec: CKPT-LAST-007
+    > When present, v2Checkpoint.nonFileActions MUST list every non-file action of the top-level file
+    > except the sidecar actions, and v2Checkpoint.sidecarFiles MUST list exactly the sidecar actions of
+    > the top-level file with equal path, sizeInBytes and modificationTime.
     """
     _, hint = _hint(written)
     d = _decoded(written)
@@ -433,9 +475,14 @@ def test_last_checkpoint_v2_object(written: WrittenTable) -> None:
 def test_last_checkpoint_order_and_checksum(written: WrittenTable) -> None:
     """version, size, parts come first; a checksum, if any, is last and valid (delta-spark's algorithm).
 
-    Spec: CKPT-LAST-009, CKPT-LAST-010, CKPT-CKSUM-001
-    > A writer MUST write version, size and, when present, parts as the first members, in that order.
-    > When a writer includes checksum, its value MUST be the checksum that §15.1 computes.
+    Spec: CKPT-LAST-009
+    > A writer MUST write version, size and, when present, parts as the first members of the
+    > _last_checkpoint object, in that order.
+    Spec: CKPT-LAST-010
+    > A writer SHOULD include a checksum, computed as in …, as the last member of _last_checkpoint.
+    Spec: CKPT-CKSUM-001
+    > When a writer includes checksum in _last_checkpoint, its value MUST be the checksum that §15.1
+    > computes for the written text.
     """
     _, hint = _hint(written)
     keys = list(hint)
@@ -469,8 +516,9 @@ def test_parquet_physical_types(written: WrittenTable) -> None:
     """Action fields are stored with the Parquet type PROTOCOL maps their Delta type to.
 
     Spec: CKPT-SCHEMA-002
-    > The Parquet type of every action field a writer stores MUST be the one PROTOCOL maps the field's Delta
-    > type to (for example Long to INT64, Int to INT32, String to BYTE_ARRAY with the String annotation).
+    > The Parquet type of every action field a writer stores MUST be the one PROTOCOL maps the field's
+    > Delta type to (for example Long to INT64, Int to INT32, String to UTF-8 BINARY, maps to MAP and
+    > arrays to LIST).
     """
     import pyarrow.parquet as pq
 
@@ -512,7 +560,7 @@ def test_json_stats_are_written(written: WrittenTable) -> None:
 
     Spec: CKPT-STATS-001
     > When delta.checkpoint.writeStatsAsJson is true or absent and the newest add action of a live file has
-    > statistics, the checkpoint's add.stats for that file MUST be present.
+    > statistics, the checkpoint's add.stats for that file MUST be that statistics string, unchanged.
     """
     config = written.shape.state.metadata.get("configuration", {})
     if config.get("delta.checkpoint.writeStatsAsJson", "true").lower() != "true":
@@ -531,10 +579,13 @@ def test_multipart_rewrite_puts_same_actions_in_each_part(
     """A second attempt at the same multi-part checkpoint writes the same part count and the same actions
     into each part (what makes a retried or zombie task harmless).
 
-    Spec: CKPT-PART-004, CKPT-WRITE-009
+    Spec: CKPT-PART-004
     > A writer MUST choose the part count p of a multi-part checkpoint as a function of the checkpointed
-    > state and the writer's configuration only. Two attempts to write a multi-part checkpoint of the same
-    > version with the same part count MUST write the same set of actions into each part.
+    > state and the writer's configuration only, so that every attempt to write the same version with the
+    > same configuration uses the same p.
+    Spec: CKPT-WRITE-009
+    > Two attempts to write a multi-part checkpoint of the same version with the same part count MUST
+    > write the same set of actions into each part.
     """
     from conformance.shapes import build_shape
     from conformance.suite.conftest import shape_variant

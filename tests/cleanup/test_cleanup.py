@@ -72,7 +72,13 @@ def test_cleanup_deletes_exactly_the_expired_files(
     commit's version" and delete "the commits, checkpoint files and checksum files of all lower
     versions"; CKPT-CLEAN-001: the oldest remaining commit is at a complete checkpoint;
     CKPT-CLEAN-017: delete the sidecars "that no remaining checkpoint references" and older than the
-    cutoff; CKPT-COMPAT-004: write a compatibility checkpoint "before deleting any file"."""
+    cutoff; CKPT-COMPAT-004: write a compatibility checkpoint "before deleting any file".
+
+    Spec: CKPT-CLEAN-009
+    "A cleaner SHOULD keep the newest complete checkpoint whose version is not greater than the cutoff
+    commit's version, and SHOULD delete the commits, checkpoint files and checksum files of all lower
+    versions."
+    """
     cleaned = cleanup_tables.cleaned()
     base, result = cleaned.base, cleaned.result
     assert result.status == "done", result.message
@@ -102,7 +108,13 @@ def test_every_reader_reads_every_kept_version(
 ) -> None:
     """CKPT-CLEAN-001: after the cleanup "the oldest remaining commit file MUST be at the version of a
     complete checkpoint" — so our reader, delta-spark and deltalake read the latest version and every
-    kept version (4..6) as before; a deleted version is a clear error."""
+    kept version (4..6) as before; a deleted version is a clear error.
+
+    Spec: CKPT-CLEAN-001
+    "After a cleanup that deleted any commit file, the oldest remaining commit file MUST be at the
+    version of a complete checkpoint, so that the commit at the cutoff checkpoint's version is always
+    kept."
+    """
     cleaned = cleanup_tables.cleaned()
     table = cleaned.path
     for version in (4, 5, 6):
@@ -156,7 +168,12 @@ def test_same_deletions_as_delta_spark_but_the_compaction(
     files — commits, checksums, checkpoints, sidecars and their Hadoop checksums — except the log
     compaction, which we delete (CKPT-CLEAN-010: "delete every log compaction file whose start version
     is not greater than the cutoff checkpoint's version") and delta-spark never does (D7). Both write
-    the same compatibility checkpoint."""
+    the same compatibility checkpoint.
+
+    Spec: CKPT-CLEAN-010
+    "A cleaner SHOULD delete every log compaction file whose start version is not greater than the
+    cutoff checkpoint's version."
+    """
     cleaned = cleanup_tables.cleaned()
     only_ours, only_spark, ours_new, spark_new = _spark_vs_ours(delta_spark, cleanup_tables, tmp_path, NOW,
                                                                 cleaned.after)  # fmt: skip
@@ -172,7 +189,12 @@ def test_delta_spark_boundary_divergence(
     """One day later the cutoff commit is 5, immediately followed by the checkpoint at 6. We keep the
     newest checkpoint at or before commit 5 — checkpoint 4 — and commits 4, 5 (CKPT-CLEAN-009);
     delta-spark deletes everything before checkpoint 6, including the cutoff commit 5 and checkpoint
-    4 with its sidecars (D12). Ours on top: the compaction (D7). Nothing else differs."""
+    4 with its sidecars (D12). Ours on top: the compaction (D7). Nothing else differs.
+
+    Spec: CKPT-CLEAN-009
+    "A cleaner SHOULD keep the newest complete checkpoint whose version is not greater than the cutoff
+    commit's version …"
+    """
     base = cleanup_tables.base()
     only_ours, only_spark, ours_new, spark_new = _spark_vs_ours(delta_spark, cleanup_tables, tmp_path,
                                                                 NOW + MS_PER_DAY)  # fmt: skip
@@ -191,7 +213,12 @@ def test_compatibility_checkpoint_carries_the_state(
 ) -> None:
     """CKPT-COMPAT-003: the copy holds "the same checkpointMetadata action, the same non-file actions
     and the same sidecar actions as the UUID-named checkpoint it copies"; CKPT-COMPAT-002: it
-    describes the same state — deleting the UUID-named file leaves every reader with the same table."""
+    describes the same state — deleting the UUID-named file leaves every reader with the same table.
+
+    Spec: CKPT-COMPAT-002
+    "A compatibility checkpoint MUST describe the same table state as the UUID-named checkpoint of its
+    version."
+    """
     cleaned = cleanup_tables.cleaned()
     table = tmp_path / "table"
     shutil.copytree(cleaned.path, table)
@@ -230,6 +257,11 @@ def test_shared_sidecars_survive_until_their_last_checkpoint_goes(
     2. retention 3 days, sidecar window 10 days: checkpoint 3 goes, S2 stays (too young for the window);
     3. retention 3 days (window = log cutoff): S2 goes — in a round that deletes no checkpoint, where
        delta-spark would not collect sidecars (D6).
+
+    Spec: CKPT-CLEAN-013
+    "A cleaner MUST NOT delete a sidecar file that a classic-named or UUID-named checkpoint remaining
+    after the cleanup references, resolving each reference as CKPT-SIDE-012 and CKPT-SIDE-013
+    prescribe."
     """
     base = cleanup_tables.copy(tmp_path / "table")
     shared = _sidecars(base, 2)
@@ -272,7 +304,12 @@ def test_dry_run_plan_with_uuid_checkpoints_and_shared_sidecars(
 ) -> None:
     """``--dry-run`` prints the plan and changes nothing (sizes and modification times of every file
     under the table are identical). Retention 5 days: the cutoff checkpoint is 2, whose sidecars
-    checkpoint 3 shares — both remain, so the plan shows each of those sidecars referenced by two."""
+    checkpoint 3 shares — both remain, so the plan shows each of those sidecars referenced by two.
+
+    Spec: CKPT-CLEAN-013
+    "A cleaner MUST NOT delete a sidecar file that a classic-named or UUID-named checkpoint remaining
+    after the cleanup references …"
+    """
     base = cleanup_tables.copy(tmp_path / "table")
     before = snapshot_files(base.path)
     argv = ["cleanup", str(base.path), "--now", str(NOW), "--retention", "5 days", "--dry-run", "--quiet"]
@@ -303,7 +340,13 @@ def test_missing_sidecar_of_a_kept_checkpoint_aborts(
     or deleted. CKPT-CLEAN-012 ("if the plan would violate one of them MUST delete nothing and fail
     with CLEANUP_INVARIANT_VIOLATED") is marked untestable for CKPT-CLEAN-001..003, which a
     conforming planner never violates; the same abort path is reached here through the cleaner's
-    additional invariant that every sidecar of every kept checkpoint exists with its recorded size."""
+    additional invariant that every sidecar of every kept checkpoint exists with its recorded size.
+
+    Spec: CKPT-CLEAN-012
+    "A cleaner MUST check its planned deletions against CKPT-CLEAN-001 to CKPT-CLEAN-003 before
+    deleting anything, and if the plan would violate one of them MUST delete nothing and fail with
+    `CLEANUP_INVARIANT_VIOLATED`."
+    """
     base = cleanup_tables.copy(tmp_path / "table")
     (base.log_dir / SIDECAR_DIR / base.sidecars[6][0]).unlink()
     before = snapshot_files(base.path)
@@ -324,7 +367,12 @@ def test_unknown_writer_feature_deletes_nothing(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """CKPT-CLEAN-011: "MUST NOT delete any file of a table whose protocol lists a writer feature that
-    the cleaner does not support, and MUST fail with UNSUPPORTED_WRITER_FEATURE"."""
+    the cleaner does not support, and MUST fail with UNSUPPORTED_WRITER_FEATURE".
+
+    Spec: CKPT-CLEAN-011
+    "A cleaner MUST NOT delete any file of a table whose protocol lists a writer feature that the
+    cleaner does not support, and MUST fail with `UNSUPPORTED_WRITER_FEATURE` instead."
+    """
     base = cleanup_tables.copy(tmp_path / "table")
     protocol = delta_snapshot_protocol(base)
     protocol["writerFeatures"] = [*protocol["writerFeatures"], "checkpointProtection"]
@@ -364,7 +412,12 @@ def test_compatibility_copy_of_a_checkpoint_without_sidecars(
 ) -> None:
     """The newest checkpoint is UUID-named with its file actions inline (our writer, no sidecars):
     the copy carries the same inline ``add`` rows, and the cleaner's own check (the version read
-    without the UUID-named file uses the copy and gives the same state) passes."""
+    without the UUID-named file uses the copy and gives the same state) passes.
+
+    Spec: CKPT-COMPAT-002
+    "A compatibility checkpoint MUST describe the same table state as the UUID-named checkpoint of its
+    version."
+    """
     from reference_impl.checkpoint_writer import CheckpointOptions, write_checkpoint
 
     base = cleanup_tables.copy(tmp_path / "table")

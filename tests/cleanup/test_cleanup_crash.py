@@ -58,7 +58,12 @@ def test_crash_after_compat_and_midway_through_deletion(
     after the 5th deletion. Deletion goes oldest version first, so the log is always one a smaller
     cleanup would have left (CKPT-CLEAN-002 holds at every step): every version that still has its
     files reads as before — version 2 too, from its checkpoint — and a re-run finishes the job with
-    the same result as an uninterrupted cleanup."""
+    the same result as an uninterrupted cleanup.
+
+    Spec: CKPT-CLEAN-002
+    "A cleaner MUST NOT delete a commit file while keeping a commit file of a lower version, so that the
+    remaining commits have no gap."
+    """
     cleaned = cleanup_tables.cleaned()
     planned = cleaned.result.deleted_paths()
     table = cleanup_tables.copy(tmp_path / "table").path

@@ -72,7 +72,12 @@ def _plan(log_dir: Path, now: int, retention_days: int, hint: int | None = None)
 @pytest.mark.requirement("CKPT-CLEAN-008")
 def test_cutoff_is_midnight_utc_of_now_minus_retention() -> None:
     """CKPT-CLEAN-008: "compute the cutoff timestamp as the current time minus
-    delta.logRetentionDuration (30 days when unset), truncated to midnight UTC"."""
+    delta.logRetentionDuration (30 days when unset), truncated to midnight UTC".
+
+    Spec: CKPT-CLEAN-008
+    "A cleaner SHOULD compute the cutoff timestamp as the current time minus
+    `delta.logRetentionDuration` (30 days when unset), truncated to midnight UTC."
+    """
     now = T0 + 13 * HOUR + 5
     assert log_cutoff(now, 30 * DAY) == T0 - 30 * DAY
     assert log_cutoff(now, 14 * HOUR) == T0 - DAY  # 23:00 the day before -> that day's midnight
@@ -92,7 +97,12 @@ def test_now_accepts_milliseconds_and_iso_8601() -> None:
 
 @pytest.mark.requirement("CKPT-CLEAN-003")
 def test_commit_timestamps_are_made_strictly_increasing() -> None:
-    """§18.1 step 2: "a commit not newer than its predecessor counts as one millisecond newer"."""
+    """§18.1 step 2: "a commit not newer than its predecessor counts as one millisecond newer".
+
+    Spec: CKPT-CLEAN-003
+    "A cleaner MUST NOT delete any commit file whose timestamp, as defined in …, is later than the
+    cutoff timestamp, nor any checkpoint or checksum file of such a commit's version."
+    """
     commits = {
         0: FileInfo("0", 1, 100),
         1: FileInfo("1", 1, 100),
@@ -117,7 +127,13 @@ def test_plan_keeps_the_newest_checkpoint_before_the_cutoff_commit(tmp_path: Pat
     """CKPT-CLEAN-009: "keep the newest complete checkpoint whose version is not greater than the
     cutoff commit's version, and … delete the commits, checkpoint files and checksum files of all
     lower versions"; CKPT-CLEAN-010: delete "every log compaction file whose start version is not
-    greater than the cutoff checkpoint's version"."""
+    greater than the cutoff checkpoint's version".
+
+    Spec: CKPT-CLEAN-009
+    "A cleaner SHOULD keep the newest complete checkpoint whose version is not greater than the cutoff
+    commit's version, and SHOULD delete the commits, checkpoint files and checksum files of all lower
+    versions."
+    """
     log_dir = _log(tmp_path, 8, {2: [classic_checkpoint_name(2)], 4: [classic_checkpoint_name(4)],
                                  6: [classic_checkpoint_name(6)]})  # fmt: skip
     _touch(log_dir / compaction_name(1, 3), T0 + 3 * DAY + 7 * HOUR)
@@ -145,7 +161,12 @@ def test_plan_keeps_the_newest_checkpoint_before_the_cutoff_commit(tmp_path: Pat
 @pytest.mark.requirement("CKPT-CLEAN-004")
 def test_no_checkpoint_before_the_cutoff_commit_deletes_nothing(tmp_path: Path) -> None:
     """CKPT-CLEAN-004: "A cleaner that finds no complete checkpoint at or before the cutoff commit
-    MUST NOT delete any commit, checkpoint, checksum or log compaction file"."""
+    MUST NOT delete any commit, checkpoint, checksum or log compaction file".
+
+    Spec: CKPT-CLEAN-004
+    "A cleaner that finds no complete checkpoint at or before the cutoff commit MUST NOT delete any
+    commit, checkpoint, checksum or log compaction file."
+    """
     log_dir = _log(tmp_path, 6, {4: [classic_checkpoint_name(4)]})
     _touch(log_dir / compaction_name(0, 1), T0 + DAY + 7 * HOUR)
     _, plan = _plan(log_dir, T0 + 10 * DAY + 12 * HOUR, 7)  # cutoff commit 2
@@ -159,7 +180,12 @@ def test_no_checkpoint_before_the_cutoff_commit_deletes_nothing(tmp_path: Path) 
 @pytest.mark.requirement("CKPT-CLEAN-005")
 def test_incomplete_checkpoints_are_never_the_cutoff_checkpoint(tmp_path: Path) -> None:
     """CKPT-CLEAN-005: "MUST NOT use as cutoff checkpoint a checkpoint that is incomplete, including a
-    multi-part checkpoint with a missing part and a checkpoint file of zero bytes"."""
+    multi-part checkpoint with a missing part and a checkpoint file of zero bytes".
+
+    Spec: CKPT-CLEAN-005
+    "A cleaner MUST NOT use as cutoff checkpoint a checkpoint that is incomplete, including a
+    multi-part checkpoint with a missing part and a checkpoint file of zero bytes."
+    """
     log_dir = _log(tmp_path, 8, {2: [classic_checkpoint_name(2)]})
     _touch(log_dir / classic_checkpoint_name(4), T0 + 4 * DAY + 7 * HOUR, b"")  # 0 bytes
     _touch(log_dir / part_checkpoint_name(5, 1, 2), T0 + 5 * DAY + 7 * HOUR)  # part 2 of 2 missing
@@ -171,7 +197,11 @@ def test_incomplete_checkpoints_are_never_the_cutoff_checkpoint(tmp_path: Path) 
 
 @pytest.mark.requirement("CKPT-CLEAN-006")
 def test_last_checkpoint_caps_the_cutoff_checkpoint(tmp_path: Path) -> None:
-    """CKPT-CLEAN-006: "MUST NOT leave _last_checkpoint describing a checkpoint whose files it deleted"."""
+    """CKPT-CLEAN-006: "MUST NOT leave _last_checkpoint describing a checkpoint whose files it deleted".
+
+    Spec: CKPT-CLEAN-006
+    "A cleaner MUST NOT leave `_last_checkpoint` describing a checkpoint whose files it deleted."
+    """
     log_dir = _log(tmp_path, 8, {2: [classic_checkpoint_name(2)], 4: [classic_checkpoint_name(4)]})
     _, plan = _plan(log_dir, T0 + 10 * DAY + 12 * HOUR, 4, hint=2)  # hint is stale: names 2, not 4
     assert plan.cutoff_checkpoint is not None and plan.cutoff_checkpoint.version == 2
@@ -183,7 +213,13 @@ def test_last_checkpoint_caps_the_cutoff_checkpoint(tmp_path: Path) -> None:
 def test_only_log_files_are_candidates(tmp_path: Path) -> None:
     """CKPT-CLEAN-007: "MUST NOT delete _last_checkpoint, any file outside _delta_log/, or any file in
     _delta_log/ other than commit, checkpoint, checksum and log compaction files, staged commits and
-    sidecar files"."""
+    sidecar files".
+
+    Spec: CKPT-CLEAN-007
+    "A cleaner MUST NOT delete `_last_checkpoint`, any file outside `_delta_log/`, or any file in
+    `_delta_log/` other than commit, checkpoint, checksum and log compaction files, staged commits and
+    sidecar files."
+    """
     log_dir = _log(tmp_path, 6, {3: [classic_checkpoint_name(3)]})
     old = T0
     for name in ("_last_checkpoint", "notes.txt", ".00000000000000000000.json.abc.tmp", "0.json.bak"):
@@ -203,7 +239,12 @@ def test_only_log_files_are_candidates(tmp_path: Path) -> None:
 @pytest.mark.requirement("CKPT-CLEAN-013", "CKPT-CLEAN-014", "CKPT-CLEAN-017")
 def test_sidecar_decisions() -> None:
     """CKPT-CLEAN-013 (never delete a referenced sidecar), CKPT-CLEAN-014 (never one modified at or
-    after the one-day floor), CKPT-CLEAN-017 (delete the unreferenced ones before the cutoff)."""
+    after the one-day floor), CKPT-CLEAN-017 (delete the unreferenced ones before the cutoff).
+
+    Spec: CKPT-CLEAN-013
+    "A cleaner MUST NOT delete a sidecar file that a classic-named or UUID-named checkpoint remaining
+    after the cleanup references …"
+    """
     floor, cutoff = T0 - DAY, T0 - 3 * DAY
     entries = [
         FileInfo("shared.parquet", 10, T0 - 9 * DAY),
@@ -233,7 +274,12 @@ def test_sidecar_decisions() -> None:
 @pytest.mark.requirement("CKPT-CLEAN-016")
 def test_sidecar_window_shorter_than_a_day_is_refused(tmp_path: Path) -> None:
     """CKPT-CLEAN-016: "A cleaner configured with a sidecar cutoff later than the one-day floor MUST
-    fail with INVALID_OPTION and MUST NOT delete any file" (checked before anything is read)."""
+    fail with INVALID_OPTION and MUST NOT delete any file" (checked before anything is read).
+
+    Spec: CKPT-CLEAN-016
+    "A cleaner configured with a sidecar cutoff later than the one-day floor MUST fail with
+    `INVALID_OPTION` and MUST NOT delete any file."
+    """
     log_dir = _log(tmp_path, 3)
     before = sorted(os.listdir(log_dir))
     with pytest.raises(InvalidOption) as info:

@@ -50,7 +50,12 @@ def _latest_state(fixtures: Path) -> Path:
 @pytest.mark.requirement("CKPT-READ-001")
 def test_matching_state_passes_and_wrong_version_state_fails(pytester: pytest.Pytester, one_case: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
-    """A reader returning the latest state passes that expectation and fails the older one, naming the field."""
+    """A reader returning the latest state passes that expectation and fails the older one, naming the field.
+
+    Spec: CKPT-READ-001
+    "… the table state a reader reports for `v` MUST equal the state obtained by reconciling the actions
+    of those commits …"
+    """
     monkeypatch.setenv("FAKE_STATE", str(_latest_state(one_case)))
     result = _run(pytester, one_case)
     result.assert_outcomes(passed=1, failed=1)

@@ -117,11 +117,13 @@ def test_checkpoint_plus_tail_matches_oracles(
 ) -> None:
     """With the commits before the checkpoint deleted, our state equals delta-spark's and deltalake's.
 
+    (delta-spark wrote the checkpoint from the full log; its own snapshot of the same remaining files,
+    and deltalake's, are the oracles.)
+
     Spec: CKPT-READ-001
     "Whenever the log contains a gap-free sequence of commits from version 0 through version `v`,
     the table state a reader reports for `v` MUST equal the state obtained by reconciling the
-    actions of those commits …" (delta-spark wrote the checkpoint from the full log; its own
-    snapshot of the same remaining files, and deltalake's, are the oracles).
+    actions of those commits …"
     Spec: CKPT-V2-007
     "A reader MUST read UUID-named checkpoints with a JSON top-level file and with a Parquet
     top-level file."
@@ -207,7 +209,7 @@ def test_uuid_named_preferred_over_compat_copy(
 
     Spec: CKPT-READ-004
     "… among complete checkpoints of that same version SHOULD prefer a UUID-named one … over a
-    multi-part one … over a classic one."
+    multi-part one … over a classic-named one."
     Spec: CKPT-COMPAT-005
     "A reader MUST report the same table state from a compatibility checkpoint as from the
     UUID-named checkpoint of the same version."

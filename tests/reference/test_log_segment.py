@@ -84,7 +84,7 @@ def test_uuid_named_preferred_over_multipart_and_classic(tmp_path: Path) -> None
     Spec: CKPT-READ-004
     "A reader SHOULD use the newest complete checkpoint not newer than the requested version, and
     among complete checkpoints of that same version SHOULD prefer a UUID-named one … over a
-    multi-part one … over a classic one."
+    multi-part one … over a classic-named one."
     """
     parts = [part_checkpoint_name(5, i, 2) for i in (1, 2)]
     log_dir = make_log(tmp_path, [*commits(5, 6), classic_checkpoint_name(5), *parts, uuid_name(5)])
@@ -161,8 +161,8 @@ def test_part_count_groups_are_judged_separately(tmp_path: Path) -> None:
     """A complete 2-part set is used although an incomplete 3-part set of the same version exists.
 
     Spec: CKPT-PART-006
-    "A reader MUST NOT use a multi-part checkpoint of version `n` with part count `p` unless non-
-    empty files for all parts `1..p` of `(n, p)` are present, judging each part count found at
+    "A reader MUST NOT use a multi-part checkpoint of version `n` with part count `p` unless
+    non-empty files for all parts `1..p` of `(n, p)` are present, judging each part count found at
     version `n` separately."
     """
     complete = [part_checkpoint_name(4, i, 2) for i in (1, 2)]

@@ -207,10 +207,11 @@ def test_unwritable_delta_log_is_refused(
 ) -> None:
     """An unwritable ``_delta_log`` gives ``STORAGE_ERROR`` naming the directory, exit 2, and no change.
 
+    A writer that cannot create files there refuses up front instead of failing half-way.
+
     Spec: CKPT-WRITE-006
     "A writer MUST publish each classic or UUID-named top-level file atomically, so that no reader
-    can see it partially written …" — a writer that cannot create files there refuses up front
-    instead of failing half-way.
+    can see it partially written …"
     """
     table = _table(tmp_path, "plain")
     case = Case("unwritable", "plain", (), "STORAGE_ERROR", "CKPT-WRITE-006", "_delta_log")

@@ -713,11 +713,18 @@ def _compare_parsed(parsed: Any, stats: Any, where: str) -> list[str]:
 
 
 @pytest.mark.spark
-@pytest.mark.requirement("CKPT-STATS-001", "CKPT-STATS-002", "CKPT-STATS-004", "CKPT-STATS-005", "CKPT-STATS-006",
-                         "CKPT-STATS-007", "CKPT-SCHEMA-004")  # fmt: skip
-@pytest.mark.parametrize("stats", ["json", "struct", "both"])
-def test_stats_forms_with_column_mapping(stats: str, spark: SparkSession, tmp_path: Path) -> None:
+@pytest.mark.requirement("CKPT-STATS-001", "CKPT-STATS-002", "CKPT-STATS-003", "CKPT-STATS-004", "CKPT-STATS-005",
+                         "CKPT-STATS-006", "CKPT-STATS-007", "CKPT-SCHEMA-004")  # fmt: skip
+@pytest.mark.parametrize("option", ["json", "struct", "both", None], ids=["json", "struct", "both", "default"])
+def test_stats_forms_with_column_mapping(option: str | None, spark: SparkSession, tmp_path: Path) -> None:
     """``--stats json|struct|both`` give exactly the expected ``add`` fields, physical names, and equal values.
+
+    Without the option the table decides; this table sets neither ``writeStatsAsJson`` nor
+    ``writeStatsAsStruct``, so the writer must write both forms.
+
+    Spec: CKPT-STATS-003
+    "A writer SHOULD behave as if `delta.checkpoint.writeStatsAsStruct` were `true` when the
+    property is absent."
 
     Spec: CKPT-STATS-006
     "When column mapping is enabled, the field names inside `partitionValues_parsed` and inside the
@@ -727,10 +734,11 @@ def test_stats_forms_with_column_mapping(stats: str, spark: SparkSession, tmp_pa
     "Every non-null value in a `stats_parsed` struct MUST equal the value of the same statistic for
     the same column in the JSON statistics of the same `add` action."
     """
+    stats = option or "both"
     table = build_column_mapped_table(tmp_path / "table")
-    result = write_checkpoint(table, options=CheckpointOptions(spec="v1", stats=stats), spark=spark)
+    result = write_checkpoint(table, options=CheckpointOptions(spec="v1", stats=option), spark=spark)
     path = log_dir(table) / result.top_level[0].name
-    label = f"--stats {stats} ({path})"
+    label = f"--stats {option or '(default)'} ({path})"
     add_type = pq.read_schema(path).field("add").type
     assert [f.name for f in add_type] == EXPECTED_ADD_FIELDS[stats], (
         f"{label}: add fields {[f.name for f in add_type]}"

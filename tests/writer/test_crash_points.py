@@ -161,7 +161,7 @@ def crash_runs(base: Base, tmp_path_factory: pytest.TempPathFactory) -> dict[str
 @pytest.mark.delta_spark
 @pytest.mark.deltalake
 @pytest.mark.slow
-@pytest.mark.requirement("CKPT-WRITE-003", "CKPT-WRITE-004", "CKPT-LAST-002", "CKPT-SIDE-003")
+@pytest.mark.requirement("CKPT-WRITE-003", "CKPT-WRITE-004", "CKPT-LAST-002", "CKPT-SIDE-003", "CKPT-WRITE-008")
 @pytest.mark.parametrize(("case", "args", "point", "new_sidecars", "top_published"), CRASH_CASES,
                          ids=[c[0] for c in CRASH_CASES])  # fmt: skip
 def test_crash_leaves_the_table_as_it_was(
@@ -177,6 +177,10 @@ def test_crash_leaves_the_table_as_it_was(
     "A writer MUST finish writing every sidecar file before the top-level file that references it
     becomes visible, and every file of a checkpoint before it updates `_last_checkpoint` to
     describe that checkpoint."
+    Spec: CKPT-WRITE-008 (the V1 re-run keeps the identical classic file the crashed run published)
+    "A writer MAY overwrite an existing classic checkpoint or multi-part part of the same version
+    with a file that describes the same table state, or keep the existing file instead of writing
+    its own."
     """
     run = crash_runs[case]
     table, files_before, hint_before, proc = run.table, run.files_before, run.hint_before, run.proc

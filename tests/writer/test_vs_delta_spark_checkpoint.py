@@ -441,11 +441,11 @@ def test_empty_hash_partition_known_difference(delta_spark: SparkSession, tmp_pa
 
     delta-spark writes sidecars 1..4 with number 2 empty; we write 1, 3 and 4, with the same rows each,
     and a ``size`` one smaller (one ``sidecar`` row less). The file names are fixed, so partition 2 is
-    always empty (``pmod(hash(path), 4)``).
+    always empty (``pmod(hash(path), 4)``). An empty sidecar holds no action and is allowed; leaving it
+    out is too.
 
     Spec: CKPT-SIDE-002
-    "Every row of a sidecar file MUST hold an `add` action or a `remove` action." (an empty sidecar
-    holds none and is allowed; leaving it out is too)
+    "Every row of a sidecar file MUST hold an `add` action or a `remove` action."
     """
     table_schema = schema(schema_field("v", "long"))
     adds = [add(f"f{i}.parquet", stats='{"numRecords":1}') for i in range(4)]
