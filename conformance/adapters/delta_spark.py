@@ -135,7 +135,9 @@ class DeltaSparkImplementation:
     """``delta-spark`` 4.4: its own reader (``Snapshot``) and checkpoint writer, driven through the JVM.
 
     Errors are Java exceptions; their messages are mapped to spec codes by
-    :mod:`conformance.adapters.error_codes`. The JVM starts on first use (a delta-spark session).
+    :mod:`conformance.adapters.error_codes`. The adapter starts its delta-spark session when it is
+    created: the jars must be on the classpath of the process's first session, and other adapters
+    (``reference``) then share it rather than starting a plain one first.
     """
 
     def __init__(self) -> None:
@@ -152,6 +154,7 @@ class DeltaSparkImplementation:
             reads_data=True,
             profiles=_delta_spark_profiles(),
         )
+        self._spark()
 
     def _spark(self) -> SparkSession:
         from reference_impl.spark_session import get_delta_spark
