@@ -44,6 +44,7 @@ from reference_impl.storage import FileInfo, LocalStorage, to_uri
 if TYPE_CHECKING:
     from pyspark import SparkContext
     from pyspark.sql import DataFrame
+    from pyspark.status import SparkStageInfo
 
 _SETTLE_TIMEOUT_S = 120.0
 
@@ -142,19 +143,23 @@ def _job_group(df: DataFrame, label: str) -> Iterator[None]:
             sc.setLocalProperty(key, value)  # type: ignore[arg-type]  # None removes the property
 
 
+def job_group_stages(sc: SparkContext, group: str) -> list[SparkStageInfo]:
+    """What Spark's status tracker knows of every stage of every job in the job group ``group``."""
+    tracker = sc.statusTracker()
+    infos = (
+        tracker.getStageInfo(stage_id)
+        for job_id in tracker.getJobIdsForGroup(group)
+        if (job := tracker.getJobInfo(job_id)) is not None
+        for stage_id in job.stageIds
+    )
+    return [info for info in infos if info is not None]
+
+
 def _settle(sc: SparkContext, group: str) -> None:
     """Wait until no task of the job group ``group`` is still running (bounded by a timeout)."""
-    tracker = sc.statusTracker()
     deadline = time.monotonic() + _SETTLE_TIMEOUT_S
     while time.monotonic() < deadline:
-        stages = [
-            stage_id
-            for job_id in tracker.getJobIdsForGroup(group)
-            if (job := tracker.getJobInfo(job_id)) is not None
-            for stage_id in job.stageIds
-        ]
-        infos = [tracker.getStageInfo(stage_id) for stage_id in stages]
-        if all(info is None or info.numActiveTasks == 0 for info in infos):
+        if all(info.numActiveTasks == 0 for info in job_group_stages(sc, group)):
             return
         time.sleep(0.1)
 

@@ -41,6 +41,7 @@ from pyspark.sql import SparkSession
 from reference_impl.checkpoint_writer import CheckpointOptions, CheckpointResult, write_checkpoint
 from reference_impl.faults import CRASH_EXIT_STATUS, ENV_FAULT, FaultPlan
 from reference_impl.naming import LAST_CHECKPOINT, classic_checkpoint_name, parse_log_file_name
+from reference_impl.staging import job_group_stages
 from reference_impl.table_state import TableState
 from tests.writer.builders import Shape, checkpoint_names, log_dir, sidecar_names
 from tests.writer.conftest import ShapeCache
@@ -255,14 +256,7 @@ def busiest_sidecar_task(spark: SparkSession, state: TableState, per_sidecar: in
 
 
 def _failed_tasks(spark: SparkSession, group: str) -> int:
-    tracker = spark.sparkContext.statusTracker()
-    total = 0
-    for job in tracker.getJobIdsForGroup(group):
-        info = tracker.getJobInfo(job)
-        for stage in info.stageIds if info else []:
-            stage_info = tracker.getStageInfo(stage)
-            total += stage_info.numFailedTasks if stage_info else 0
-    return total
+    return sum(stage.numFailedTasks for stage in job_group_stages(spark.sparkContext, group))
 
 
 def _verify_referenced(table: Path, result: CheckpointResult, state: TableState) -> None:
