@@ -139,13 +139,20 @@ def add(
         "modificationTime": modification_time,
         "dataChange": data_change,
     }
+    return {"add": _with_optional(body, stats, tags, deletion_vector)}
+
+
+def _with_optional(
+    body: dict[str, Any], stats: str | None, tags: Mapping[str, str] | None, deletion_vector: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """``body`` plus the optional file-action fields that are set."""
     if stats is not None:
         body["stats"] = stats
     if tags is not None:
         body["tags"] = dict(tags)
     if deletion_vector is not None:
         body["deletionVector"] = dict(deletion_vector)
-    return {"add": body}
+    return body
 
 
 def remove(
@@ -164,13 +171,7 @@ def remove(
         body["deletionTimestamp"] = deletion_timestamp
     if size is not None:
         body["size"] = size
-    if stats is not None:
-        body["stats"] = stats
-    if tags is not None:
-        body["tags"] = dict(tags)
-    if deletion_vector is not None:
-        body["deletionVector"] = dict(deletion_vector)
-    return {"remove": body}
+    return {"remove": _with_optional(body, stats, tags, deletion_vector)}
 
 
 def txn(app_id: str, version: int, last_updated: int | None = None) -> dict[str, Any]:
