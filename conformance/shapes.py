@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from reference_impl.fixtures.table_builder import Clock, Column, Ids, TableBuilder
+from reference_impl.fixtures.table_builder import Clock, Column, Ids, TableBuilder, rows
 from reference_impl.table_state import TableState
 
 _KEEP = {
@@ -47,16 +47,6 @@ class BuiltShape:
     state: TableState
     rows: int | None  # visible rows, None when there are no data files
     now_ms: int
-
-
-def _rows(start: int, count: int, parts: int = 0) -> list[dict[str, object]]:
-    out: list[dict[str, object]] = []
-    for n in range(start, start + count):
-        row: dict[str, object] = {"id": n, "value": f"value-{n}"}
-        if parts:
-            row["part"] = f"p{n % parts}"
-        out.append(row)
-    return out
 
 
 def _builder(path: Path, variant: str, *, partitioned: bool = False, write_data: bool = True,
@@ -81,21 +71,21 @@ def _builder(path: Path, variant: str, *, partitioned: bool = False, write_data:
 def _unpartitioned(path: Path, variant: str) -> TableBuilder:
     b = _builder(path, variant)
     for i in range(4):
-        b.append(_rows(i * 3, 3))
+        b.append(rows(i * 3, 3))
     return b
 
 
 def _partitioned(path: Path, variant: str) -> TableBuilder:
     b = _builder(path, variant, partitioned=True)
     for i in range(3):
-        b.append(_rows(i * 4, 4, parts=3))
+        b.append(rows(i * 4, 4, parts=3))
     return b
 
 
 def _deletion_vectors(path: Path, variant: str) -> TableBuilder:
     b = _builder(path, variant, config={"delta.enableDeletionVectors": "true"}, readers=("deletionVectors",))
-    b.append(_rows(0, 4))
-    b.append(_rows(4, 4))
+    b.append(rows(0, 4))
+    b.append(rows(4, 4))
     first = b.live_paths[0]
     b.delete_rows(first, [0])
     b.delete_rows(first, [2])
@@ -105,9 +95,9 @@ def _deletion_vectors(path: Path, variant: str) -> TableBuilder:
 
 def _txn_domains(path: Path, variant: str) -> TableBuilder:
     b = _builder(path, variant, writers=("domainMetadata",))
-    b.append(_rows(0, 2), txn=("app-a", 1))
-    b.append(_rows(2, 2), txn=("app-b", 5))
-    b.append(_rows(4, 2), txn=("app-a", 2))
+    b.append(rows(0, 2), txn=("app-a", 1))
+    b.append(rows(2, 2), txn=("app-b", 5))
+    b.append(rows(4, 2), txn=("app-a", 2))
     b.domain("test.one", '{"v":1}')
     b.domain("test.two", '{"v":2}')
     b.domain("test.one", "", removed=True)
@@ -122,8 +112,8 @@ def _tombstones(path: Path, variant: str) -> TableBuilder:
 
 def _empty(path: Path, variant: str) -> TableBuilder:
     b = _builder(path, variant)
-    b.append(_rows(0, 3))
-    b.append(_rows(3, 3))
+    b.append(rows(0, 3))
+    b.append(rows(3, 3))
     b.remove(b.live_paths)
     return b
 
@@ -136,7 +126,7 @@ def _no_files(path: Path, variant: str) -> TableBuilder:
 
 def _many_files(path: Path, variant: str) -> TableBuilder:
     b = _builder(path, variant, write_data=False)
-    b.append(_rows(0, 10_000), files_per_partition=10_000)
+    b.append(rows(0, 10_000), files_per_partition=10_000)
     return b
 
 
