@@ -28,6 +28,10 @@ from typing import Protocol, runtime_checkable
 from reference_impl.table_state import TableState
 
 CONTRACT_VERSION = "1.0"
+#: Bundled writer profiles that split a checkpoint (sidecars, parts) pick actions per file so that a
+#: checkpoint has at most this many files: 10,000 files at 2 per file would be 5,000 files and
+#: minutes per cell that test nothing the small shapes do not.
+MAX_CHECKPOINT_FILES = 8
 
 
 class Role(enum.Flag):

@@ -12,9 +12,11 @@ test that edits ``_delta_log`` between reads always gets a fresh replay.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from conformance.adapter import MAX_CHECKPOINT_FILES
 from reference_impl.storage import to_local_path, to_uri
 from reference_impl.table_state import TableState
 
@@ -107,12 +109,13 @@ def delta_spark_state(
 # -- the adapter --------------------------------------------------------------------------------
 
 _THROW = "spark.databricks.delta.checkpoint.exceptionThrowing.enabled"
+_PART_SIZE = "spark.databricks.delta.checkpoint.partSize"
 _DS_PROFILE_CONF: dict[str, dict[str, str]] = {
     "v1": {},
-    "multipart": {"spark.databricks.delta.checkpoint.partSize": "2"},
-    "v2-json": {"spark.databricks.delta.checkpoint.partSize": "2",
+    "multipart": {_PART_SIZE: "2"},
+    "v2-json": {_PART_SIZE: "2",
                 "spark.databricks.delta.checkpointV2.topLevelFileFormat": "json"},
-    "v2-parquet": {"spark.databricks.delta.checkpoint.partSize": "2",
+    "v2-parquet": {_PART_SIZE: "2",
                    "spark.databricks.delta.checkpointV2.topLevelFileFormat": "parquet"},
 }  # fmt: skip
 
@@ -198,10 +201,15 @@ class DeltaSparkImplementation:
         from reference_impl.spark_session import temporary_conf
 
         spark = self._spark()
+        conf = dict(_DS_PROFILE_CONF[profile])
         try:
-            with temporary_conf(spark, {_THROW: "true", **_DS_PROFILE_CONF[profile]}):
+            with temporary_conf(spark, {_THROW: "true"}):
                 snap = delta_snapshot(spark, str(table), version)
-                snap.deltaLog().checkpoint(snap, _jvm(spark).scala.Option.empty())
+                if _PART_SIZE in conf:  # at most MAX_CHECKPOINT_FILES parts or sidecars
+                    actions = int(snap.numOfFiles()) + int(snap.numOfRemoves())
+                    conf[_PART_SIZE] = str(max(int(conf[_PART_SIZE]), math.ceil(actions / MAX_CHECKPOINT_FILES)))
+                with temporary_conf(spark, conf):
+                    snap.deltaLog().checkpoint(snap, _jvm(spark).scala.Option.empty())
         except (Py4JJavaError, PySparkException) as exc:
             raise self._fail(exc) from exc
 

@@ -2,8 +2,8 @@
 
 Writer profiles map to :class:`~reference_impl.checkpoint_writer.CheckpointOptions`; sidecar
 profiles use two file actions per sidecar so that the suite's small tables get several sidecars,
-and more on large tables so that no checkpoint has more than :data:`MAX_SIDECARS` sidecars (10,000
-files at two per sidecar would be 5,000 Spark tasks and files, minutes of work that test nothing new).
+and more on large tables so that no checkpoint has more than
+:data:`~conformance.adapter.MAX_CHECKPOINT_FILES` sidecars.
 """
 
 from __future__ import annotations
@@ -12,7 +12,14 @@ import dataclasses
 import math
 from pathlib import Path
 
-from conformance.adapter import AdapterError, ImplementationInfo, ReadResult, Role, WriterProfile
+from conformance.adapter import (
+    MAX_CHECKPOINT_FILES,
+    AdapterError,
+    ImplementationInfo,
+    ReadResult,
+    Role,
+    WriterProfile,
+)
 from reference_impl import __version__
 from reference_impl.checkpoint_writer import CheckpointOptions, write_checkpoint
 from reference_impl.errors import CheckpointError
@@ -27,8 +34,6 @@ _OPTIONS: dict[str, CheckpointOptions] = {
     "v2-classic": CheckpointOptions(spec="v2", naming="classic", actions_per_sidecar=2),
     "v2-inline": CheckpointOptions(spec="v2", manifest="json", sidecars=False),
 }
-
-MAX_SIDECARS = 8
 
 PROFILES = (
     WriterProfile("v1", "one classic V1 checkpoint file", "v1", "classic"),
@@ -71,12 +76,12 @@ PROFILES = (
 
 
 def _options(table: Path, profile: str, version: int | None) -> CheckpointOptions:
-    """The profile's options, with enough actions per sidecar for at most ``MAX_SIDECARS`` sidecars."""
+    """The profile's options, with enough actions per sidecar for at most ``MAX_CHECKPOINT_FILES`` sidecars."""
     options = _OPTIONS[profile]
     if options.actions_per_sidecar is None:
         return options
     state = read_snapshot(get_spark(), table, version=version).table_state()
-    needed = math.ceil((len(state.files) + len(state.tombstones)) / MAX_SIDECARS)
+    needed = math.ceil((len(state.files) + len(state.tombstones)) / MAX_CHECKPOINT_FILES)
     return dataclasses.replace(options, actions_per_sidecar=max(options.actions_per_sidecar, needed))
 
 
