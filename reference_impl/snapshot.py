@@ -247,13 +247,9 @@ def _replay_non_file(
         if len(metadatas) > 1:
             raise DuplicateMetadata(f"{len(metadatas)} metaData actions in the checkpoint", path=cp_path)
         if not protocols:
-            raise MissingProtocol(
-                "the checkpoint has no protocol action", path=cp_path, rule="CKPT-READ-014"
-            )
+            raise MissingProtocol("the checkpoint has no protocol action", path=cp_path, rule="CKPT-READ-014")
         if not metadatas:
-            raise MissingMetadata(
-                "the checkpoint has no metaData action", path=cp_path, rule="CKPT-READ-014"
-            )
+            raise MissingMetadata("the checkpoint has no metaData action", path=cp_path, rule="CKPT-READ-014")
         protocol, metadata = protocols[0], metadatas[0]
         initial = [(checkpoint.instance.version, a) for a in checkpoint.non_file_actions]
     else:

@@ -70,8 +70,6 @@ class BuiltTable:
         return self.path / DELTA_LOG
 
 
-
-
 def checkpoint_files(log_dir: Path, version: int) -> tuple[str, ...]:
     """Names of every checkpoint file (any kind, non-hidden) at ``version`` in ``log_dir``."""
     names = []

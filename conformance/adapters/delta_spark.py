@@ -207,7 +207,9 @@ class DeltaSparkImplementation:
                 snap = delta_snapshot(spark, str(table), version)
                 if _PART_SIZE in conf:  # at most MAX_CHECKPOINT_FILES parts or sidecars
                     actions = int(snap.numOfFiles()) + int(snap.numOfRemoves())
-                    conf[_PART_SIZE] = str(max(int(conf[_PART_SIZE]), math.ceil(actions / MAX_CHECKPOINT_FILES)))
+                    conf[_PART_SIZE] = str(
+                        max(int(conf[_PART_SIZE]), math.ceil(actions / MAX_CHECKPOINT_FILES))
+                    )
                 with temporary_conf(spark, conf):
                     snap.deltaLog().checkpoint(snap, _jvm(spark).scala.Option.empty())
         except (Py4JJavaError, PySparkException) as exc:

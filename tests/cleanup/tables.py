@@ -59,8 +59,6 @@ class Base:
         return self.path / DELTA_LOG
 
 
-
-
 def _lines(path: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 

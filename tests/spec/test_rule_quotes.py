@@ -122,7 +122,9 @@ def test_every_citing_test_quotes_a_rule_it_cites(test: CitingTest) -> None:
 @pytest.mark.parametrize("quote", QUOTES, ids=lambda q: f"{q.where}-{q.rule}")
 def test_quote_matches_the_spec(quote: Quote) -> None:
     """Each quote's kept parts appear, in order, in the text of the rule it names."""
-    assert quote.rule in SPEC_TEXT, f"{quote.where}: quotes {quote.rule}, which is not in spec/requirements.json"
+    assert quote.rule in SPEC_TEXT, (
+        f"{quote.where}: quotes {quote.rule}, which is not in spec/requirements.json"
+    )
     rule = SPEC_TEXT[quote.rule]
     position = 0
     for part in (p.strip(" .") for p in re.split(r"…|\.\.\.", _normal(quote.text))):

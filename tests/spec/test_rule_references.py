@@ -32,4 +32,6 @@ def test_error_rule_ids_exist_in_the_spec() -> None:
     cited = _cited()
     assert cited, "no rule= citations found in reference_impl/"
     unknown = [f"{path}:{line}: {rule}" for path, line, rule in cited if rule not in known]
-    assert not unknown, "rule IDs cited by errors but missing from spec/requirements.json:\n" + "\n".join(unknown)
+    assert not unknown, "rule IDs cited by errors but missing from spec/requirements.json:\n" + "\n".join(
+        unknown
+    )

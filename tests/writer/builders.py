@@ -143,7 +143,10 @@ def add(
 
 
 def _with_optional(
-    body: dict[str, Any], stats: str | None, tags: Mapping[str, str] | None, deletion_vector: Mapping[str, Any] | None
+    body: dict[str, Any],
+    stats: str | None,
+    tags: Mapping[str, str] | None,
+    deletion_vector: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
     """``body`` plus the optional file-action fields that are set."""
     if stats is not None:

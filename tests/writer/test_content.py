@@ -715,7 +715,9 @@ def _compare_parsed(parsed: Any, stats: Any, where: str) -> list[str]:
 @pytest.mark.spark
 @pytest.mark.requirement("CKPT-STATS-001", "CKPT-STATS-002", "CKPT-STATS-003", "CKPT-STATS-004", "CKPT-STATS-005",
                          "CKPT-STATS-006", "CKPT-STATS-007", "CKPT-SCHEMA-004")  # fmt: skip
-@pytest.mark.parametrize("option", ["json", "struct", "both", None], ids=["json", "struct", "both", "default"])
+@pytest.mark.parametrize(
+    "option", ["json", "struct", "both", None], ids=["json", "struct", "both", "default"]
+)
 def test_stats_forms_with_column_mapping(option: str | None, spark: SparkSession, tmp_path: Path) -> None:
     """``--stats json|struct|both`` give exactly the expected ``add`` fields, physical names, and equal values.
 

@@ -162,7 +162,9 @@ def crash_runs(base: Base, tmp_path_factory: pytest.TempPathFactory) -> dict[str
 @pytest.mark.delta_spark
 @pytest.mark.deltalake
 @pytest.mark.slow
-@pytest.mark.requirement("CKPT-WRITE-003", "CKPT-WRITE-004", "CKPT-LAST-002", "CKPT-SIDE-003", "CKPT-WRITE-008")
+@pytest.mark.requirement(
+    "CKPT-WRITE-003", "CKPT-WRITE-004", "CKPT-LAST-002", "CKPT-SIDE-003", "CKPT-WRITE-008"
+)
 @pytest.mark.parametrize(("case", "args", "point", "new_sidecars", "top_published"), CRASH_CASES,
                          ids=[c[0] for c in CRASH_CASES])  # fmt: skip
 def test_crash_leaves_the_table_as_it_was(

@@ -93,9 +93,7 @@ COUNT_DEPENDENT = ("default", "v2-uuid-json-sidecars", "multipart-3")
 
 CELLS = [
     Cell(o, s, _variant(o, s)) for s in RICHEST for o in OPTION_NAMES if s == "rich" or o in COUNT_DEPENDENT
-] + [
-    Cell("default", s, "classic") for s in ("plain", "empty")
-]
+] + [Cell("default", s, "classic") for s in ("plain", "empty")]
 
 
 def _expected_layout(cell: Cell, before: TableState, result: CheckpointResult) -> None:
