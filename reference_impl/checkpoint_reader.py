@@ -162,15 +162,27 @@ def _row_to_action(row: Any) -> dict[str, Any] | None:
 def resolve_sidecar(log_dir: Path, action: dict[str, Any]) -> ResolvedSidecar:
     """Resolve ``sidecar.path``: a bare (URI-encoded) file name under ``_delta_log/_sidecars``.
 
-    An absolute ``file:`` URI is accepted (delta-spark resolves it too); a relative path with a
-    directory is :class:`SidecarPathInvalid`. The decoded name is tried first, then the literal name
-    (delta-spark does not decode).
+    An absolute ``file:`` URI naming a file directly inside this table's ``_delta_log/_sidecars``
+    is accepted (CKPT-SIDE-013; delta-spark resolves it too); any other URI, and a relative path
+    with a directory, is :class:`SidecarPathInvalid` (CKPT-SIDE-014). The decoded name is tried
+    first, then the literal name (delta-spark does not decode).
     """
     raw = action.get("path")
     if not isinstance(raw, str) or not raw:
         raise SidecarPathInvalid("sidecar action without a path", path=str(log_dir), rule="CKPT-SIDE-014")
     if raw.startswith("file:"):
-        return ResolvedSidecar(action, Path(unquote(urlparse(raw).path)))
+        uri = urlparse(raw)
+        target = Path(unquote(uri.path))
+        if (
+            uri.netloc not in ("", "localhost")
+            or target.parent.resolve() != (log_dir / SIDECAR_DIR).resolve()
+        ):
+            raise SidecarPathInvalid(
+                f"sidecar path {raw!r} is not a file directly inside this table's {SIDECAR_DIR}/ directory",
+                path=str(log_dir / SIDECAR_DIR),
+                rule="CKPT-SIDE-014",
+            )
+        return ResolvedSidecar(action, target)
     if "/" in raw or "\\" in raw or "://" in raw:
         raise SidecarPathInvalid(
             f"sidecar path {raw!r} is not a bare file name",

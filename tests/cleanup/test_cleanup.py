@@ -9,6 +9,7 @@ the one at 3 shares checkpoint 2's sidecars; a log compaction 1..2; version ``v`
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,8 +22,10 @@ from conformance.compare import assert_states_equal, unavailable_fields
 from reference_impl.cleanup import cleanup
 from reference_impl.cli import main
 from reference_impl.errors import VersionNotFound
+from reference_impl.fixtures.mutations import rewrite_sidecar_paths
 from reference_impl.naming import SIDECAR_DIR, classic_checkpoint_name, commit_name, crc_name
 from reference_impl.snapshot import read_snapshot
+from reference_impl.storage import to_uri
 from reference_impl.table_properties import MS_PER_DAY
 from tests.cleanup.conftest import CleanupTables
 from tests.cleanup.tables import (
@@ -246,12 +249,24 @@ def test_compatibility_checkpoint_carries_the_state(
                         ignore=unavailable_fields(rust))  # fmt: skip
 
 
-@pytest.mark.requirement("CKPT-CLEAN-013", "CKPT-CLEAN-015", "CKPT-CLEAN-017")
+def _reference_by_uri(base: Base, version: int) -> list[str]:
+    """Make checkpoint ``version`` name its sidecars by absolute ``file:`` URI (file times kept)."""
+    top = base.log_dir / base.checkpoints[version]
+    times = top.stat()
+    uris = rewrite_sidecar_paths(top, lambda name: to_uri(base.log_dir / SIDECAR_DIR / name))
+    os.utime(top, ns=(times.st_atime_ns, times.st_mtime_ns))
+    return uris
+
+
+@pytest.mark.requirement("CKPT-CLEAN-013", "CKPT-CLEAN-015", "CKPT-CLEAN-017", "CKPT-SIDE-013")
+@pytest.mark.parametrize("references", ["bare-names", "absolute-uris"])
 def test_shared_sidecars_survive_until_their_last_checkpoint_goes(
-    delta_spark: SparkSession, cleanup_tables: CleanupTables, tmp_path: Path
+    references: str, delta_spark: SparkSession, cleanup_tables: CleanupTables, tmp_path: Path
 ) -> None:
     """CKPT-CLEAN-013: never delete "a sidecar file that a classic-named or UUID-named checkpoint
-    remaining after the cleanup references". Checkpoints 2 and 3 share sidecars S2.
+    remaining after the cleanup references". Checkpoints 2 and 3 share sidecars S2; with
+    ``absolute-uris`` checkpoint 3 names them by absolute ``file:`` URI (CKPT-SIDE-013), which the
+    cleaner must resolve to the same files.
 
     1. retention 4 days: checkpoint 2 goes, S2 stays (checkpoint 3 references it);
     2. retention 3 days, sidecar window 10 days: checkpoint 3 goes, S2 stays (too young for the window);
@@ -262,9 +277,15 @@ def test_shared_sidecars_survive_until_their_last_checkpoint_goes(
     "A cleaner MUST NOT delete a sidecar file that a classic-named or UUID-named checkpoint remaining
     after the cleanup references, resolving each reference as CKPT-SIDE-012 and CKPT-SIDE-013
     prescribe."
+    Spec: CKPT-SIDE-013
+    "An implementation SHOULD accept a sidecar `path` that is an absolute URI naming a file directly
+    inside the table's own `_delta_log/_sidecars/` directory."
     """
     base = cleanup_tables.copy(tmp_path / "table")
     shared = _sidecars(base, 2)
+    if references == "absolute-uris":
+        uris = _reference_by_uri(base, 3)
+        assert {u.rsplit("/", 1)[1] for u in uris} == {s.rsplit("/", 1)[1] for s in shared}, uris
     first = cleanup(base.path, now_ms=NOW, retention_ms=4 * MS_PER_DAY, spark=delta_spark)
     assert set(first.deleted_paths()) == _old_log_files(base, 3) | {base.compaction}
     kept = {d.name: d for d in first.kept_sidecars}
