@@ -19,6 +19,7 @@ from pyspark.sql import SparkSession
 from conformance.adapters.delta_spark import delta_spark_state
 from conformance.compare import assert_states_equal
 from reference_impl.errors import CheckpointError
+from reference_impl.fixtures.mutations import delete_commits_before
 from reference_impl.naming import DELTA_LOG, SIDECAR_DIR, LogFileKind, commit_name, parse_log_file_name
 from reference_impl.snapshot import read_snapshot
 from reference_impl.table_state import TableState
@@ -265,6 +266,35 @@ def test_gap_after_checkpoint_is_log_gap(delta_spark: SparkSession, copy_of: Cop
     assert "version 3 is" in info.value.message, info.value.message
     # delta-spark first follows the hint to the deleted checkpoint 4 and reports that instead.
     with pytest.raises(Exception, match="DELTA_MISSING_PART_FILES"):
+        delta_spark_state(delta_spark, str(table))
+
+
+@pytest.mark.spark
+@pytest.mark.delta_spark
+@pytest.mark.requirement("CKPT-READ-007")
+def test_checkpoint_without_a_commit_at_or_after_it(delta_spark: SparkSession, copy_of: CopyOf) -> None:
+    """Every commit file and ``.crc`` deleted, the checkpoint at 4 kept: our reader uses the permission not to
+    fail and reports version 4 from the checkpoint alone — the state delta-spark reports for version 4 of the
+    intact table. delta-spark itself fails (D11), as the rule allows.
+
+    Spec: CKPT-READ-007
+    "A reader MAY fail with `LOG_CORRUPT` when the log contains no commit file at or after the version of
+    the checkpoint it would use."
+    """
+    built, table = copy_of("v1-classic")
+    gone = delete_commits_before(log_dir(table), built.latest_version + 1)
+    assert commit_name(built.checkpoint_version) in gone, f"{table}: deleted {gone}"
+    assert not any(parse_log_file_name(p.name).kind is LogFileKind.COMMIT for p in log_dir(table).iterdir())
+    ours = read_snapshot(delta_spark, table).table_state()
+    assert ours.version == built.checkpoint_version, f"{table}: our reader reported {ours.source}"
+    assert checkpoint_version_of(ours) == built.checkpoint_version, f"{table}: {ours.source}"
+    theirs = delta_spark_state(delta_spark, str(built.path), built.checkpoint_version)
+    assert_states_equal(
+        ours, theirs, context=f"{table} without commits: ours vs delta-spark at v{built.checkpoint_version}"
+    )
+    with pytest.raises(
+        Exception, match=f"Could not find any delta files for version {built.checkpoint_version}"
+    ):
         delta_spark_state(delta_spark, str(table))
 
 
