@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from conformance.adapters.delta_spark import delta_spark_state
+from reference_impl.fixtures import mutations
 from reference_impl.fixtures.mutations import delete_commits_before
 from reference_impl.naming import DELTA_LOG, commit_name, parse_log_file_name
 from reference_impl.table_state import TableState
@@ -29,11 +30,12 @@ def prune_commits_before(table: Path, version: int) -> list[int]:
 
 
 def truncate(path: Path, size: int = 10) -> None:
-    """Cut ``path`` to its first ``size`` bytes (a torn write)."""
-    data = path.read_bytes()
-    if len(data) <= size:
-        raise AssertionError(f"{path} has only {len(data)} bytes; cannot truncate it to {size}")
-    path.write_bytes(data[:size])
+    """Cut ``path`` to its first ``size`` bytes (a torn write), as the fixtures' mutation does: Hadoop's
+    ``.crc`` beside it goes too, so readers meet the torn bytes, not a checksum mismatch."""
+    length = path.stat().st_size
+    if length <= size:
+        raise AssertionError(f"{path} has only {length} bytes; cannot truncate it to {size}")
+    mutations.truncate(path, size)
 
 
 def checkpoint_version_of(state: TableState) -> int | None:
