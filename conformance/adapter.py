@@ -2,13 +2,16 @@
 
 Spec: ``conformance/README.md`` "Implementing an adapter" (contract version :data:`CONTRACT_VERSION`).
 
-An implementation is an object with an :class:`ImplementationInfo` and up to three operations:
+An implementation is an object with an :class:`ImplementationInfo` and up to four operations:
 
 | operation | role | what the suite asks |
 |---|---|---|
 | :meth:`Implementation.read` | reader | reconstruct a version: a :class:`~reference_impl.table_state.TableState` (+ visible rows and the checkpoint used, when it can tell) |
 | :meth:`Implementation.write_checkpoint` | writer | write a checkpoint of a version with one of the writer's declared *profiles* |
-| :meth:`Implementation.close` | both | release resources |
+| :meth:`Implementation.cleanup` | cleaner | metadata cleanup with the table's own ``delta.logRetentionDuration`` (spec §18) |
+| :meth:`Implementation.close` | all | release resources |
+
+The suite calls an operation only when the implementation declares its role.
 
 An implementation signals an expected protocol error (a corrupt table, an illegal request) by
 raising :class:`AdapterError` with a stable code from ``spec/checkpoints.md`` § Error codes; the
@@ -37,6 +40,15 @@ MAX_CHECKPOINT_FILES = 8
 class Role(enum.Flag):
     READER = enum.auto()
     WRITER = enum.auto()
+    CLEANER = enum.auto()
+
+
+#: Role names as they appear in results.json, the report and the subprocess protocol's hello.
+ROLE_NAMES: dict[str, Role] = {"reader": Role.READER, "writer": Role.WRITER, "cleaner": Role.CLEANER}
+
+
+def role_names(roles: Role) -> list[str]:
+    return [name for name, flag in ROLE_NAMES.items() if flag in roles]
 
 
 @dataclass(frozen=True)
@@ -64,7 +76,8 @@ class ImplementationInfo:
     unavailable_fields: frozenset[str] = frozenset()
     #: Whether :meth:`Implementation.read` reports the checkpoint it used.
     reports_checkpoint: bool = False
-    #: Whether :meth:`Implementation.read` can evaluate expiry at a given clock (``now_ms``).
+    #: Whether :meth:`Implementation.read` (expiry) and :meth:`Implementation.cleanup` (the cutoff)
+    #: use the clock ``now_ms`` they are given; if not, they use the real time.
     honours_clock: bool = False
     #: Whether :meth:`Implementation.read` also counts visible data rows.
     reads_data: bool = False
@@ -106,6 +119,11 @@ class Implementation(Protocol):
 
     def write_checkpoint(self, table: Path, *, profile: str, version: int | None = None) -> None:
         """Write a checkpoint of ``version`` (None = latest) the way ``profile`` says."""
+        ...
+
+    def cleanup(self, table: Path, *, now_ms: int | None = None) -> None:
+        """Clean up the table's metadata as of ``now_ms`` (None = now), keeping the table's
+        ``delta.logRetentionDuration``. Raise :class:`AdapterError` for coded refusals."""
         ...
 
     def close(self) -> None: ...

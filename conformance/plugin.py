@@ -32,7 +32,8 @@ from typing import Any
 
 import pytest
 
-from conformance.adapter import Implementation, Role, WriterProfile
+from conformance.adapter import Implementation, Role, WriterProfile, role_names
+from conformance.cleanup_cases import CLEANUP_CASES
 from conformance.expectations import DEFAULT_DIR as DEFAULT_EXPECTATIONS
 from conformance.expectations import Expectations, load_all
 from conformance.registry import Registry, build_registry
@@ -187,7 +188,8 @@ def _shapes(config: pytest.Config) -> tuple[str, ...]:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     names = set(metafunc.fixturenames)
-    if not names & {"reader_name", "writer_profile", "fixture_expectation", "shape_name"}:
+    if not names & {"reader_name", "writer_profile", "cleaner_name", "fixture_expectation", "shape_name",
+                    "cleanup_case_name"}:  # fmt: skip
         return
     state = _state(metafunc.config)
     registry = state.get_registry()
@@ -195,6 +197,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         readers = [n for n, i in registry.implementations.items() if Role.READER in i.info.roles]
         readers += list(registry.unavailable)
         metafunc.parametrize("reader_name", readers, ids=readers)
+    if "cleaner_name" in names:
+        cleaners = [n for n, i in registry.implementations.items() if Role.CLEANER in i.info.roles]
+        cleaners += list(registry.unavailable)
+        metafunc.parametrize("cleaner_name", cleaners, ids=cleaners)
+    if "cleanup_case_name" in names:
+        metafunc.parametrize("cleanup_case_name", CLEANUP_CASES, ids=list(CLEANUP_CASES))
     if "writer_profile" in names:
         pairs: list[tuple[str, str]] = []
         for name, impl in registry.implementations.items():
@@ -240,6 +248,11 @@ def reader(ckpt_registry: Registry, reader_name: str) -> Implementation:
 
 
 @pytest.fixture
+def cleaner(ckpt_registry: Registry, cleaner_name: str) -> Implementation:
+    return get_implementation(ckpt_registry, cleaner_name)
+
+
+@pytest.fixture
 def writer(ckpt_registry: Registry, writer_profile: tuple[str, str]) -> tuple[Implementation, WriterProfile]:
     impl = get_implementation(ckpt_registry, writer_profile[0])
     return impl, impl.info.profile(writer_profile[1])
@@ -253,10 +266,11 @@ def _involved(item: pytest.Item) -> list[str]:
     if params is None:
         return []
     out = []
-    if "writer_profile" in params.params:
+    if isinstance(params.params.get("writer_profile"), tuple):
         out.append(params.params["writer_profile"][0])
-    if "reader_name" in params.params:
-        out.append(params.params["reader_name"])
+    for key in ("cleaner_name", "reader_name"):
+        if isinstance(params.params.get(key), str):  # not NOTSET: no implementation has the role
+            out.append(params.params[key])
     return out
 
 
@@ -264,10 +278,13 @@ def _params(item: pytest.Item) -> dict[str, str]:
     """The suite parameters of a test, for results.json (writer profile, reader, shape, fixture)."""
     params = getattr(getattr(item, "callspec", None), "params", {})
     out = {}
-    if "writer_profile" in params:
+    if isinstance(params.get("writer_profile"), tuple):
         out["writer"] = ":".join(params["writer_profile"])
-    if "reader_name" in params:
-        out["reader"] = params["reader_name"]
+    for key, name in (("cleaner_name", "cleaner"), ("reader_name", "reader")):
+        if isinstance(params.get(key), str):
+            out[name] = params[key]
+    if "cleanup_case_name" in params:
+        out["shape"] = params["cleanup_case_name"]
     if "shape_name" in params:
         out["shape"] = params["shape_name"]
     if "fixture_expectation" in params:
@@ -378,7 +395,7 @@ def _record(state: _PluginState, report: pytest.TestReport) -> None:
         "requirements": meta.get("requirements", []),
         "implementations": meta.get("implementations", []),
         "expectation": meta.get("expectation"),
-        **{k: meta[k] for k in ("writer", "reader", "shape", "fixture") if k in meta},
+        **{k: meta[k] for k in ("writer", "cleaner", "reader", "shape", "fixture") if k in meta},
         "message": message,
     })  # fmt: skip
 
@@ -393,7 +410,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if registry is not None:
         for name, impl in registry.implementations.items():
             info = impl.info
-            impls.append({"name": name, "version": info.version, "roles": _roles(info.roles),
+            impls.append({"name": name, "version": info.version, "roles": role_names(info.roles),
                           "description": info.description, "available": True,
                           "profiles": [p.name for p in info.profiles]})  # fmt: skip
         impls += [{"name": n, "available": False, "reason": why} for n, why in registry.unavailable.items()]
@@ -409,7 +426,3 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     path = Path(target)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(document, indent=2) + "\n")
-
-
-def _roles(roles: Role) -> list[str]:
-    return [r for r, flag in (("reader", Role.READER), ("writer", Role.WRITER)) if flag in roles]

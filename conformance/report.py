@@ -49,25 +49,28 @@ def requirement_matrix(results: dict[str, Any]) -> tuple[list[str], dict[str, di
     return impls, matrix
 
 
-def cross_grid(results: dict[str, Any]) -> tuple[list[str], list[str], dict[tuple[str, str], list[int]]]:
-    """(writers, readers, {(writer, reader): [passed, xfailed, total]}) from the cross tests."""
+def cross_grid(
+    results: dict[str, Any], row_key: str = "writer"
+) -> tuple[list[str], list[str], dict[tuple[str, str], list[int]]]:
+    """(rows, readers, {(row, reader): [passed, xfailed, total]}) from the tests that carry both a
+    ``row_key`` (``writer`` for the cross tests, ``cleaner`` for the cleaned-table reads) and a reader."""
     grid: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
-    writers: list[str] = []
+    rows: list[str] = []
     readers: list[str] = []
     for r in results["results"]:
-        if "writer" not in r or "reader" not in r:
+        if row_key not in r or "reader" not in r:
             continue
-        writer, reader = r["writer"], r["reader"]
-        for name, seen in ((writer, writers), (reader, readers)):
+        row, reader = r[row_key], r["reader"]
+        for name, seen in ((row, rows), (reader, readers)):
             if name not in seen:
                 seen.append(name)
-        cell = grid[(writer, reader)]
+        cell = grid[(row, reader)]
         cell[2] += 1
         if r["outcome"] == "passed":
             cell[0] += 1
         elif r["outcome"] == "xfailed":
             cell[1] += 1
-    return writers, readers, grid
+    return rows, readers, grid
 
 
 def summary(results: dict[str, Any], requirements: dict[str, dict[str, Any]]) -> dict[str, dict[str, int]]:
@@ -110,16 +113,19 @@ def render_markdown(results: dict[str, Any]) -> str:
         c = counts.get(name, {})
         lines.append(f"| {name} | {impl['version']} | {', '.join(impl['roles'])} | {c.get('pass', 0)} "
                      f"({c.get('pass MUST', 0)} MUST) | {c.get('fail', 0)} | {c.get('xfail', 0)} | {c.get('n.a.', 0)} |")  # fmt: skip
-    writers, readers, grid = cross_grid(results)
-    if writers:
-        lines += ["", "## Writers × readers (cross tests: passed/total, ⚠ = known failures)", "",
-                  "| writer \\ reader | " + " | ".join(readers) + " |", "|---|" + "---|" * len(readers)]  # fmt: skip
-        for w in writers:
+    for row_key, title in (("writer", "Writers × readers (cross tests"),
+                           ("cleaner", "Cleaners × readers (oldest remaining and latest version of each cleaned table")):  # fmt: skip
+        row_names, readers, grid = cross_grid(results, row_key)
+        if not row_names:
+            continue
+        lines += ["", f"## {title}: passed/total, ⚠ = known failures)", "",
+                  f"| {row_key} \\ reader | " + " | ".join(readers) + " |", "|---|" + "---|" * len(readers)]  # fmt: skip
+        for name in row_names:
             cells = []
             for r in readers:
-                passed, xfailed, total = grid.get((w, r), [0, 0, 0])
+                passed, xfailed, total = grid.get((name, r), [0, 0, 0])
                 cells.append("—" if total == 0 else f"{passed}/{total}" + (f" ⚠{xfailed}" if xfailed else ""))
-            lines.append(f"| {w} | " + " | ".join(cells) + " |")
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines += ["", "## Requirements × implementations", ""]
     section = None
     for req_id, req in requirements.items():

@@ -49,9 +49,11 @@ class BuiltShape:
     now_ms: int
 
 
-def _builder(path: Path, variant: str, *, partitioned: bool = False, write_data: bool = True,
+def new_table(path: Path, variant: str, *, partitioned: bool = False, write_data: bool = True,
              config: dict[str, str] | None = None, readers: tuple[str, ...] = (),
              writers: tuple[str, ...] = ()) -> TableBuilder:  # fmt: skip
+    """A created table (version 0) in ``variant``; tombstones and log files never expire unless
+    ``config`` overrides the retention properties."""
     columns = [Column("id", "long"), Column("value", "string")] + (
         [Column("part", "string")] if partitioned else []
     )
@@ -69,21 +71,21 @@ def _builder(path: Path, variant: str, *, partitioned: bool = False, write_data:
 
 
 def _unpartitioned(path: Path, variant: str) -> TableBuilder:
-    b = _builder(path, variant)
+    b = new_table(path, variant)
     for i in range(4):
         b.append(rows(i * 3, 3))
     return b
 
 
 def _partitioned(path: Path, variant: str) -> TableBuilder:
-    b = _builder(path, variant, partitioned=True)
+    b = new_table(path, variant, partitioned=True)
     for i in range(3):
         b.append(rows(i * 4, 4, parts=3))
     return b
 
 
 def _deletion_vectors(path: Path, variant: str) -> TableBuilder:
-    b = _builder(path, variant, config={"delta.enableDeletionVectors": "true"}, readers=("deletionVectors",))
+    b = new_table(path, variant, config={"delta.enableDeletionVectors": "true"}, readers=("deletionVectors",))
     b.append(rows(0, 4))
     b.append(rows(4, 4))
     first = b.live_paths[0]
@@ -94,7 +96,7 @@ def _deletion_vectors(path: Path, variant: str) -> TableBuilder:
 
 
 def _txn_domains(path: Path, variant: str) -> TableBuilder:
-    b = _builder(path, variant, writers=("domainMetadata",))
+    b = new_table(path, variant, writers=("domainMetadata",))
     b.append(rows(0, 2), txn=("app-a", 1))
     b.append(rows(2, 2), txn=("app-b", 5))
     b.append(rows(4, 2), txn=("app-a", 2))
@@ -111,7 +113,7 @@ def _tombstones(path: Path, variant: str) -> TableBuilder:
 
 
 def _empty(path: Path, variant: str) -> TableBuilder:
-    b = _builder(path, variant)
+    b = new_table(path, variant)
     b.append(rows(0, 3))
     b.append(rows(3, 3))
     b.remove(b.live_paths)
@@ -119,13 +121,13 @@ def _empty(path: Path, variant: str) -> TableBuilder:
 
 
 def _no_files(path: Path, variant: str) -> TableBuilder:
-    b = _builder(path, variant)
+    b = new_table(path, variant)
     b.set_properties({"delta.appendOnly": "false"})
     return b
 
 
 def _many_files(path: Path, variant: str) -> TableBuilder:
-    b = _builder(path, variant, write_data=False)
+    b = new_table(path, variant, write_data=False)
     b.append(rows(0, 10_000), files_per_partition=10_000)
     return b
 

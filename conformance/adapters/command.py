@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from conformance.adapter import AdapterError, ImplementationInfo, ReadResult, Role, WriterProfile
+from conformance.adapter import ROLE_NAMES, AdapterError, ImplementationInfo, ReadResult, Role, WriterProfile
 from conformance.schemas import validator
 from reference_impl.table_state import TableState
 
@@ -48,7 +48,7 @@ class CommandImplementation:
         self._check(self._hello_schema, hello, "hello result")
         roles = Role(0)
         for role in hello["roles"]:
-            roles |= Role.READER if role == "reader" else Role.WRITER
+            roles |= ROLE_NAMES[role]
         profiles = tuple(
             WriterProfile(
                 name=p["name"], description=p["description"], spec=p["spec"], naming=p["naming"],
@@ -127,6 +127,9 @@ class CommandImplementation:
     def write_checkpoint(self, table: Path, *, profile: str, version: int | None = None) -> None:
         self._call({"op": "write_checkpoint", "table": str(Path(table).resolve()), "profile": profile,
                     "version": version})  # fmt: skip
+
+    def cleanup(self, table: Path, *, now_ms: int | None = None) -> None:
+        self._call({"op": "cleanup", "table": str(Path(table).resolve()), "nowMs": now_ms})
 
     def close(self) -> None:
         if self._proc.poll() is None:

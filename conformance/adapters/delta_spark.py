@@ -58,6 +58,20 @@ def delta_snapshot(
     return log.getSnapshotAt(version, none, none, False)
 
 
+def delta_spark_cleanup(spark: SparkSession, table: str, now_ms: int | None = None) -> None:
+    """delta-spark's own metadata cleanup of ``table`` with its clock at ``now_ms`` (default: now).
+
+    ``doLogCleanup(latest snapshot)`` on a fresh ``DeltaLog`` is the call delta-spark makes after a
+    checkpoint: it honours ``delta.enableExpiredLogCleanup`` and ``delta.logRetentionDuration``,
+    writes the compatibility checkpoint, deletes expired log files and collects sidecars.
+    """
+    jvm = _jvm(spark)
+    log = delta_log(spark, table, now_ms=now_ms)
+    none = jvm.scala.Option.empty()
+    log.doLogCleanup(log.update(False, none, none), none)
+    jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()
+
+
 def _seq(scala_seq: Any) -> list[Any]:
     iterator = scala_seq.iterator()
     out = []
@@ -149,7 +163,7 @@ class DeltaSparkImplementation:
         self.info = ImplementationInfo(
             name="delta-spark",
             version="4.4.0",
-            roles=Role.READER | Role.WRITER,
+            roles=Role.READER | Role.WRITER | Role.CLEANER,
             description="delta-spark 4.4.0 (io.delta:delta-spark_4.2_2.13) through py4j",
             homepage="https://github.com/delta-io/delta",
             reports_checkpoint=True,
@@ -212,6 +226,15 @@ class DeltaSparkImplementation:
                     )
                 with temporary_conf(spark, conf):
                     snap.deltaLog().checkpoint(snap, _jvm(spark).scala.Option.empty())
+        except (Py4JJavaError, PySparkException) as exc:
+            raise self._fail(exc) from exc
+
+    def cleanup(self, table: Path, *, now_ms: int | None = None) -> None:
+        from py4j.protocol import Py4JJavaError
+        from pyspark.errors import PySparkException
+
+        try:
+            delta_spark_cleanup(self._spark(), str(table), now_ms)
         except (Py4JJavaError, PySparkException) as exc:
             raise self._fail(exc) from exc
 

@@ -263,7 +263,8 @@ def _profiles() -> tuple[Any, ...]:
 
 
 class DeltalakeImplementation:
-    """``deltalake`` (delta-rs) 1.6: its reader and its ``create_checkpoint()`` writer, in-process."""
+    """``deltalake`` (delta-rs) 1.6: its reader, its ``create_checkpoint()`` writer and its
+    ``cleanup_metadata()`` cleaner (which reads the real clock), in-process."""
 
     def __init__(self) -> None:
         import deltalake
@@ -273,7 +274,7 @@ class DeltalakeImplementation:
         self.info = ImplementationInfo(
             name="deltalake",
             version=deltalake.__version__,
-            roles=Role.READER | Role.WRITER,
+            roles=Role.READER | Role.WRITER | Role.CLEANER,
             description=f"deltalake {deltalake.__version__} (delta-rs) Python bindings",
             homepage="https://github.com/delta-io/delta-rs",
             unavailable_fields=ADAPTER_UNAVAILABLE,
@@ -305,6 +306,14 @@ class DeltalakeImplementation:
 
         try:
             DeltaTable(str(table), version=version).create_checkpoint()
+        except Exception as exc:
+            raise self._fail(exc) from exc
+
+    def cleanup(self, table: Path, *, now_ms: int | None = None) -> None:
+        from deltalake import DeltaTable
+
+        try:
+            DeltaTable(str(table)).cleanup_metadata()
         except Exception as exc:
             raise self._fail(exc) from exc
 

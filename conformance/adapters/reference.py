@@ -1,4 +1,4 @@
-"""The reference implementation (``reference_impl``) as a conformance adapter: reader and writer.
+"""The reference implementation (``reference_impl``) as a conformance adapter: reader, writer, cleaner.
 
 Writer profiles map to :class:`~reference_impl.checkpoint_writer.CheckpointOptions`; sidecar
 profiles use two file actions per sidecar so that the suite's small tables get several sidecars,
@@ -22,6 +22,7 @@ from conformance.adapter import (
 )
 from reference_impl import __version__
 from reference_impl.checkpoint_writer import CheckpointOptions, write_checkpoint
+from reference_impl.cleanup import cleanup
 from reference_impl.errors import CheckpointError
 from reference_impl.snapshot import read_snapshot
 from reference_impl.spark_session import get_spark
@@ -91,8 +92,8 @@ class ReferenceImplementation:
     info = ImplementationInfo(
         name="reference",
         version=__version__,
-        roles=Role.READER | Role.WRITER,
-        description="delta-checkpoint-conformance reference reader and writer (PySpark)",
+        roles=Role.READER | Role.WRITER | Role.CLEANER,
+        description="delta-checkpoint-conformance reference reader, writer and cleaner (PySpark)",
         reports_checkpoint=True,
         honours_clock=True,
         profiles=PROFILES,
@@ -110,6 +111,12 @@ class ReferenceImplementation:
     def write_checkpoint(self, table: Path, *, profile: str, version: int | None = None) -> None:
         try:
             write_checkpoint(table, version, _options(table, profile, version), spark=get_spark())
+        except CheckpointError as exc:
+            raise AdapterError(exc.code, str(exc)) from exc
+
+    def cleanup(self, table: Path, *, now_ms: int | None = None) -> None:
+        try:
+            cleanup(table, now_ms=now_ms, spark=get_spark())
         except CheckpointError as exc:
             raise AdapterError(exc.code, str(exc)) from exc
 

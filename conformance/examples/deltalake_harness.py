@@ -13,8 +13,10 @@ Exchange (see ``conformance/README.md``)::
     <- {"id": 1, "ok": true, "result": {"name": "deltalake-cmd", "version": "1.6.6", "roles": [...], ...}}
     -> {"id": 2, "op": "read", "table": "/abs/table", "version": null, "nowMs": null}
     <- {"id": 2, "ok": true, "result": {"state": {...}, "rows": 12, "checkpoint": null}}
-    -> {"id": 3, "op": "shutdown"}
+    -> {"id": 3, "op": "cleanup", "table": "/abs/table", "nowMs": 1767225600000}
     <- {"id": 3, "ok": true, "result": {}}
+    -> {"id": 4, "op": "shutdown"}
+    <- {"id": 4, "ok": true, "result": {}}
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ def hello(impl: Any) -> dict[str, Any]:
         "name": "deltalake-cmd",
         "version": info.version,
         "protocolVersion": PROTOCOL_VERSION,
-        "roles": ["reader", "writer"],
+        "roles": ["reader", "writer", "cleaner"],
         "description": "deltalake (delta-rs) through the subprocess protocol (example adapter program)",
         "homepage": "https://github.com/delta-io/delta-rs",
         "unavailableFields": sorted(info.unavailable_fields),
@@ -72,6 +74,9 @@ def handle(impl: Any, request: dict[str, Any]) -> dict[str, Any]:
             impl.write_checkpoint(
                 Path(request["table"]), profile=request["profile"], version=request.get("version")
             )
+            return {"ok": True, "result": {}}
+        if op == "cleanup":
+            impl.cleanup(Path(request["table"]), now_ms=request.get("nowMs"))
             return {"ok": True, "result": {}}
         if op == "shutdown":
             return {"ok": True, "result": {}}

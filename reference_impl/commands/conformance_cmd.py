@@ -77,12 +77,13 @@ def run_suite(args: argparse.Namespace) -> int:
         return status or 2
     md, page = write_reports(results, report)
     data = json.loads(results.read_text())
-    writers, readers, grid = cross_grid(data)
-    if writers:
-        print("\nwriter \\ reader".ljust(34) + "".join(r.ljust(16) for r in readers))
-        for w in writers:
-            cells = ["{}/{}".format(*grid[(w, r)][::2]) if (w, r) in grid else "-" for r in readers]
-            print(w.ljust(33) + "".join(c.ljust(16) for c in cells))
+    for row_key in ("writer", "cleaner"):
+        rows, readers, grid = cross_grid(data, row_key)
+        if rows:
+            print(f"\n{row_key} \\ reader".ljust(34) + "".join(r.ljust(16) for r in readers))
+            for row in rows:
+                cells = ["{}/{}".format(*grid[(row, r)][::2]) if (row, r) in grid else "-" for r in readers]
+                print(row.ljust(33) + "".join(c.ljust(16) for c in cells))
     print(f"\nwrote {md}, {page}, {report / 'junit.xml'} and {results}")
     return 0 if status == 0 else 1
 

@@ -187,27 +187,6 @@ def log_files(table: Path, *, hidden: bool = True) -> set[str]:
     return out
 
 
-def delta_spark_cleanup(spark: SparkSession, table: Path, now_ms: int) -> None:
-    """delta-spark's own metadata cleanup of ``table`` with its clock at ``now_ms``.
-
-    ``DeltaLog.forTable(spark, path, ManualClock(now))`` then ``doLogCleanup(latest snapshot)``: the
-    call delta-spark makes after a checkpoint; it honours ``delta.enableExpiredLogCleanup`` and
-    ``delta.logRetentionDuration``, creates the compatibility checkpoint, deletes, collects sidecars.
-    """
-    from reference_impl.storage import to_uri
-
-    jvm = spark.sparkContext._jvm
-    assert jvm is not None
-    delta_log_cls = jvm.org.apache.spark.sql.delta.DeltaLog
-    delta_log_cls.clearCache()
-    clock = jvm.org.apache.spark.util.ManualClock(now_ms)
-    log = delta_log_cls.forTable(spark._jsparkSession, jvm.org.apache.hadoop.fs.Path(to_uri(table)), clock)
-    none = jvm.scala.Option.empty()
-    snapshot = log.update(False, none, none)
-    log.doLogCleanup(snapshot, none)
-    delta_log_cls.clearCache()
-
-
 def plain(value: object) -> object:
     """A Parquet-read (pyarrow ``to_pylist``) or JSON action as plain JSON: nulls dropped, maps as dicts."""
     if isinstance(value, dict):

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from conformance.adapters.delta_spark import delta_snapshot, delta_spark_state
+from conformance.adapters.delta_spark import delta_snapshot, delta_spark_cleanup, delta_spark_state
 from conformance.adapters.deltalake import deltalake_state
 from conformance.compare import assert_states_equal, unavailable_fields
 from reference_impl.cleanup import cleanup
@@ -31,7 +31,6 @@ from tests.cleanup.conftest import CleanupTables
 from tests.cleanup.tables import (
     NOW,
     Base,
-    delta_spark_cleanup,
     log_files,
     snapshot_files,
     top_level_actions,
@@ -147,7 +146,7 @@ def _spark_vs_ours(spark: SparkSession, cleanup_tables: CleanupTables, tmp_path:
     """(ours - spark, spark - ours) deleted, and (ours, spark) created non-hidden files, on copies of the base."""
     theirs = cleanup_tables.copy(tmp_path / "delta-spark")
     before = log_files(theirs.path)
-    delta_spark_cleanup(spark, theirs.path, now)
+    delta_spark_cleanup(spark, str(theirs.path), now)
     spark_after = log_files(theirs.path)
     if ours_after is None:
         mine = cleanup_tables.copy(tmp_path / "ours")
@@ -304,7 +303,7 @@ def test_shared_sidecars_survive_until_their_last_checkpoint_goes(
     theirs = tmp_path / "delta-spark"
     shutil.copytree(base.path, theirs)
     before = log_files(theirs)
-    delta_spark_cleanup(delta_spark, theirs, NOW)
+    delta_spark_cleanup(delta_spark, str(theirs), NOW)
     third = cleanup(base.path, now_ms=NOW, spark=delta_spark)
     assert set(third.deleted_paths()) == shared and third.status == "done"
     only_ours = (before - log_files(base.path)) - (before - log_files(theirs))

@@ -4,7 +4,9 @@ Behaviour is chosen by environment variables:
 
 * ``FAKE_STATE`` — a path to a TableState JSON returned by every ``read``;
 * ``FAKE_ERROR`` — if set, every ``read`` fails with this error code instead;
-* ``FAKE_GARBAGE`` — if set, the program answers ``read`` with a line that is not JSON.
+* ``FAKE_GARBAGE`` — if set, the program answers ``read`` with a line that is not JSON;
+* ``FAKE_PURGE`` — if set, the program is a cleaner (only) whose ``cleanup`` deletes every commit file
+  but the latest: the data loss the cleaner tests must catch.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 
 
 def main() -> int:
@@ -23,7 +26,7 @@ def main() -> int:
                 "name": "fake",
                 "version": "0.0.1",
                 "protocolVersion": "1.0",
-                "roles": ["reader"],
+                "roles": ["cleaner"] if os.environ.get("FAKE_PURGE") else ["reader"],
                 "unavailableFields": ["tombstones"],
                 "reportsCheckpoint": False,
             }
@@ -39,6 +42,11 @@ def main() -> int:
                 state = json.load(handle)
             state.pop("source", None)
             response = {"ok": True, "result": {"state": state, "rows": None, "checkpoint": None}}
+        elif op == "cleanup":
+            commits = sorted(Path(request["table"], "_delta_log").glob("[0-9]*[0-9].json"))
+            for commit in commits[:-1]:
+                commit.unlink()
+            response = {"ok": True, "result": {}}
         else:
             response = {"ok": True, "result": {}}
         sys.stdout.write(json.dumps({"id": request["id"], **response}) + "\n")

@@ -31,9 +31,13 @@ def one_case(tmp_path: Path) -> Path:
 
 
 def _run(
-    pytester: pytest.Pytester, fixtures: Path, *extra: str, expectations: Path | None = None
+    pytester: pytest.Pytester,
+    fixtures: Path,
+    *extra: str,
+    expectations: Path | None = None,
+    module: str = "test_reader_fixtures",
 ) -> pytest.RunResult:
-    args = ["-p", "no:cacheprovider", "--pyargs", "conformance.suite.test_reader_fixtures",
+    args = ["-p", "no:cacheprovider", "--pyargs", f"conformance.suite.{module}",
             "--impl-cmd", f"fake={sys.executable} {HARNESS}", "--fixtures-dir", str(fixtures),
             "--ckpt-results", str(pytester.path / "results.json"), *extra]  # fmt: skip
     if expectations is not None:
@@ -67,6 +71,31 @@ def test_matching_state_passes_and_wrong_version_state_fails(pytester: pytest.Py
     assert all("CKPT-V1-002" in r["requirements"] for r in results["results"]), (
         "fixture requirements not recorded"
     )
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-CLEAN-001", "CKPT-CLEAN-003")
+def test_cleaner_that_loses_history_fails(
+    pytester: pytest.Pytester, one_case: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cleaner (over the subprocess protocol) that deletes every commit but the latest fails the cleanup
+    tests on the ``classic`` case: no checkpoint at its oldest remaining commit, commits after the cutoff
+    gone. (Builds the case with the reference writer, so it needs Spark.)
+
+    Spec: CKPT-CLEAN-001
+    "After a cleanup that deleted any commit file, the oldest remaining commit file MUST be at the version
+    of a complete checkpoint …"
+    Spec: CKPT-CLEAN-003
+    "A cleaner MUST NOT delete any commit file whose timestamp, … is later than the cutoff timestamp …"
+    """
+    monkeypatch.setenv("FAKE_PURGE", "1")
+    result = _run(pytester, one_case, "-k", "(remaining_commits or only_expired) and fake-classic",
+                  module="test_cleanup")  # fmt: skip
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines([
+        "*classic cleaned by fake*oldest remaining commit 8 has no complete checkpoint*",
+        "*00000000000000000006.json: version 6 is after the cutoff commit 5*",
+    ])  # fmt: skip
 
 
 def test_expected_error_code_is_compared(

@@ -1,0 +1,325 @@
+"""Cleaner conformance: every cleaner on the same tables, then every reader on what is left (spec §18).
+
+Each cleaner cleans its own copy of each :mod:`~conformance.cleanup_cases` table once per session,
+with the table's retention (8 days) and the suite's clock. The tests then inspect the files that
+remain — the MUST rules of §18.2 hold whatever the cleaner chose to delete — and every reader reads
+each remaining version, which must still be the state the table builder knows by construction.
+The SHOULD rules (what should have been deleted, the compatibility checkpoint) are separate tests.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from conformance.adapter import AdapterError, Implementation
+from conformance.cleanup_cases import CUTOFF_COMMIT, LATEST, CleanupCase, build_cleanup_case
+from conformance.compare import assert_states_equal
+from conformance.suite.conftest import Listing, listing
+from reference_impl.cleanup import read_sidecar_actions
+from reference_impl.naming import DELTA_LOG, SIDECAR_DIR, LogFileKind, parse_log_file_name
+from reference_impl.snapshot import read_snapshot
+from reference_impl.spark_session import get_spark
+
+_DELETABLE = {LogFileKind.COMMIT, LogFileKind.CRC, LogFileKind.COMPACTION, LogFileKind.CHECKPOINT_CLASSIC,
+              LogFileKind.CHECKPOINT_PART, LogFileKind.CHECKPOINT_UUID}  # fmt: skip
+
+
+@dataclass
+class CleanedTable:
+    cleaner: str
+    case: CleanupCase
+    path: Path
+    before: Listing
+    after: Listing
+    data_before: Listing
+    data_after: Listing
+    error: AdapterError | None
+
+    @property
+    def log_dir(self) -> Path:
+        return self.path / DELTA_LOG
+
+    @property
+    def label(self) -> str:
+        return f"{self.case.name} cleaned by {self.cleaner} ({self.path})"
+
+    @property
+    def deleted(self) -> set[str]:
+        return set(self.before) - set(self.after)
+
+    def versions(self, kinds: set[LogFileKind], names: set[str]) -> list[int]:
+        """Versions of the files among ``names`` (top-level ``_delta_log`` names) of one of ``kinds``."""
+        parsed = [parse_log_file_name(n) for n in names if "/" not in n]
+        return sorted({p.version for p in parsed if p.kind in kinds and p.version is not None})
+
+    @property
+    def remaining_commits(self) -> list[int]:
+        return self.versions({LogFileKind.COMMIT}, set(self.after))
+
+
+def _data_listing(table: Path) -> Listing:
+    return {p.relative_to(table).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in table.rglob("*") if p.is_file() and DELTA_LOG not in p.relative_to(table).parts}  # fmt: skip
+
+
+_CASES: dict[str, CleanupCase] = {}
+_CLEANED: dict[tuple[str, str], CleanedTable] = {}
+
+
+def _case(name: str, factory: pytest.TempPathFactory) -> CleanupCase:
+    if name not in _CASES:
+        _CASES[name] = build_cleanup_case(name, factory.mktemp(f"cleanup-{name}") / "table", get_spark())
+    return _CASES[name]
+
+
+@pytest.fixture
+def cleaned(
+    cleaner: Implementation, cleanup_case_name: str, tmp_path_factory: pytest.TempPathFactory
+) -> CleanedTable:
+    key = (cleaner.info.name, cleanup_case_name)
+    if key not in _CLEANED:
+        case = _case(cleanup_case_name, tmp_path_factory)
+        path = tmp_path_factory.mktemp(f"{cleaner.info.name}-{cleanup_case_name}") / "table"
+        shutil.copytree(case.path, path)  # copy2 keeps the stamped modification times
+        before, data_before = listing(path), _data_listing(path)
+        error = None
+        try:
+            cleaner.cleanup(path, now_ms=case.now_ms if cleaner.info.honours_clock else None)
+        except AdapterError as exc:
+            error = exc
+        _CLEANED[key] = CleanedTable(cleaner.info.name, case, path, before, listing(path), data_before,
+                                     _data_listing(path), error)  # fmt: skip
+    result = _CLEANED[key]
+    if result.error is not None and result.error.code != result.case.expected_error:
+        pytest.fail(f"{result.label}: the cleaner failed: {result.error}", pytrace=False)
+    return result
+
+
+@pytest.mark.requirement("CKPT-CLEAN-011")
+def test_unsupported_writer_feature_is_refused(cleaned: CleanedTable) -> None:
+    """``unknown-writer-feature``: the protocol lists a writer feature no cleaner knows, so the cleaner fails
+    with ``UNSUPPORTED_WRITER_FEATURE`` and deletes nothing (n.a. for the other cases).
+
+    Spec: CKPT-CLEAN-011
+    > A cleaner MUST NOT delete any file of a table whose protocol lists a writer feature that the cleaner
+    > does not support, and MUST fail with `UNSUPPORTED_WRITER_FEATURE` instead.
+    """
+    expected = cleaned.case.expected_error
+    if expected is None:
+        pytest.skip(f"n.a.: {cleaned.case.name} lists no unsupported writer feature")
+    assert not cleaned.deleted, f"{cleaned.label}: deleted {sorted(cleaned.deleted)}"
+    assert cleaned.error is not None, f"{cleaned.label}: the cleaner reported success, expected {expected}"
+    assert cleaned.error.code == expected, (
+        f"{cleaned.label}: failed with {cleaned.error}, expected {expected}"
+    )
+
+
+@pytest.mark.requirement("CKPT-CLEAN-001", "CKPT-CLEAN-002")
+def test_remaining_commits_start_at_a_checkpoint(cleaned: CleanedTable) -> None:
+    """The remaining commits run without a gap to the latest version and, if any was deleted, start at
+    the version of a complete checkpoint.
+
+    Spec: CKPT-CLEAN-001
+    > After a cleanup that deleted any commit file, the oldest remaining commit file MUST be at the version
+    > of a complete checkpoint, …
+    Spec: CKPT-CLEAN-002
+    > A cleaner MUST NOT delete a commit file while keeping a commit file of a lower version, so that the
+    > remaining commits have no gap.
+    """
+    commits = cleaned.remaining_commits
+    assert commits == list(range(commits[0], LATEST + 1)) if commits else False, (
+        f"{cleaned.label}: remaining commits {commits}, expected a gap-free run ending at {LATEST}"
+    )
+    if commits[0] > 0:
+        files = cleaned.case.checkpoints.get(commits[0], ())
+        missing = [f for f in files if f not in cleaned.after]
+        assert files and not missing, (
+            f"{cleaned.label}: oldest remaining commit {commits[0]} has no complete checkpoint "
+            f"(written there: {list(files)}, missing now: {missing})"
+        )
+
+
+@pytest.mark.requirement("CKPT-CLEAN-003", "CKPT-CLEAN-004", "CKPT-CLEAN-006", "CKPT-CLEAN-007")
+def test_only_expired_log_files_are_deleted(cleaned: CleanedTable) -> None:
+    """Every deleted file is a commit, checksum, checkpoint, compaction or sidecar file (or Hadoop's
+    ``.crc`` of one) of a version at or before the cutoff commit 5; nothing outside ``_delta_log`` changed;
+    ``_last_checkpoint`` and its checkpoint remain; with no checkpoint at or before the cutoff commit
+    (``late-checkpoint``), no commit, checksum or checkpoint is deleted.
+
+    Spec: CKPT-CLEAN-003
+    > A cleaner MUST NOT delete any commit file whose timestamp, … is later than the cutoff timestamp, nor
+    > any checkpoint or checksum file of such a commit's version.
+    Spec: CKPT-CLEAN-004
+    > A cleaner that finds no complete checkpoint at or before the cutoff commit MUST NOT delete any commit,
+    > checkpoint, checksum or log compaction file.
+    Spec: CKPT-CLEAN-006
+    > A cleaner MUST NOT leave `_last_checkpoint` describing a checkpoint whose files it deleted.
+    Spec: CKPT-CLEAN-007
+    > A cleaner MUST NOT delete `_last_checkpoint`, any file outside `_delta_log/`, …
+    """
+    where = cleaned.label
+    problems = []
+    for name in sorted(cleaned.deleted):
+        base = name.rsplit("/", 1)[-1]
+        if name.startswith(f"{SIDECAR_DIR}/"):
+            continue  # sidecars: CKPT-CLEAN-013 (test_referenced_sidecars_remain)
+        shadowed = base[1:-4] if base.startswith(".") and base.endswith(".crc") else base
+        parsed = parse_log_file_name(shadowed)
+        if "/" in name or parsed.kind not in _DELETABLE:
+            problems.append(f"{name}: not a file a cleaner may delete")
+        elif parsed.version is None or parsed.version > CUTOFF_COMMIT:
+            problems.append(f"{name}: version {parsed.version} is after the cutoff commit {CUTOFF_COMMIT}")
+        elif cleaned.case.cutoff_checkpoint is None:
+            problems.append(f"{name}: deleted although no checkpoint is at or before the cutoff commit")
+    assert not problems, f"{where}: " + "; ".join(problems)
+    assert cleaned.data_after == cleaned.data_before, f"{where}: files outside _delta_log changed"
+    assert "_last_checkpoint" in cleaned.after, f"{where}: _last_checkpoint was deleted"
+    hinted = cleaned.case.checkpoints[max(cleaned.case.checkpoints)]
+    assert all(f in cleaned.after for f in hinted), (
+        f"{where}: the checkpoint in _last_checkpoint {hinted} is gone"
+    )
+
+
+@pytest.mark.requirement("CKPT-CLEAN-013")
+def test_referenced_sidecars_remain(cleaned: CleanedTable) -> None:
+    """Every sidecar that a remaining top-level checkpoint file references (including a compatibility
+    checkpoint the cleaner wrote) still exists.
+
+    Spec: CKPT-CLEAN-013
+    > A cleaner MUST NOT delete a sidecar file that a classic-named or UUID-named checkpoint remaining after
+    > the cleanup references, …
+    """
+    top_level = {LogFileKind.CHECKPOINT_CLASSIC, LogFileKind.CHECKPOINT_UUID}
+    missing, referenced = [], 0
+    for name in sorted(cleaned.after):
+        if "/" in name or parse_log_file_name(name).kind not in top_level:
+            continue
+        for action in read_sidecar_actions(cleaned.log_dir, name):
+            referenced += 1
+            target = f"{SIDECAR_DIR}/{str(action['path']).rsplit('/', 1)[-1]}"
+            if target not in cleaned.after:
+                missing.append(f"{target} (referenced by {name})")
+    assert not missing, f"{cleaned.label}: referenced sidecars deleted: {missing}"
+    if cleaned.case.sidecars.get(max(cleaned.case.checkpoints)):
+        assert referenced, f"{cleaned.label}: no remaining checkpoint references a sidecar"
+
+
+@pytest.mark.requirement("CKPT-CLEAN-001", "CKPT-CLEAN-013", "CKPT-READ-001")
+def test_reader_reads_every_remaining_version(cleaned: CleanedTable, reader: Implementation) -> None:
+    """Every reader reads the oldest remaining version and the latest of the cleaned table as the states the
+    table had before the cleanup.
+
+    Spec: CKPT-CLEAN-001
+    > … so that the commit at the cutoff checkpoint's version is always kept.
+    Spec: CKPT-READ-001
+    > Whenever the log contains a gap-free sequence of commits from version 0 through version v, the table
+    > state a reader reports for v MUST equal the state obtained by reconciling the actions of those commits
+    > …
+    """
+    info = reader.info
+    oldest = cleaned.remaining_commits[0]
+    for version in sorted({oldest, LATEST}):
+        where = f"{cleaned.label}, version {version} read by {info.name}"
+        try:
+            result = reader.read(cleaned.path, version=version,
+                                 now_ms=cleaned.case.now_ms if info.honours_clock else None)  # fmt: skip
+        except AdapterError as exc:
+            pytest.fail(f"{where}: {exc.code}: {exc.message}", pytrace=False)
+        assert_states_equal(cleaned.case.states[version], result.state, context=where,
+                            ignore=sorted(info.unavailable_fields))  # fmt: skip
+
+
+@pytest.mark.requirement("CKPT-CLEAN-009", "CKPT-CLEAN-017")
+def test_expired_files_are_deleted(cleaned: CleanedTable) -> None:
+    """With the cutoff checkpoint at 4: commits and checkpoints below 4 are deleted, and so are the
+    sidecars only checkpoint 2 referenced; nothing else from version 4 on.
+
+    Spec: CKPT-CLEAN-009
+    > A cleaner SHOULD keep the newest complete checkpoint whose version is not greater than the cutoff
+    > commit's version, and SHOULD delete the commits, checkpoint files and checksum files of all lower
+    > versions.
+    Spec: CKPT-CLEAN-017
+    > A cleaner SHOULD delete every file in `_delta_log/_sidecars/` that no remaining checkpoint references
+    > and whose modification time is before the sidecar cutoff.
+    """
+    case = cleaned.case
+    keep = case.cutoff_checkpoint
+    if keep is None or case.expected_error is not None:
+        pytest.skip(f"n.a.: in {case.name} nothing may be deleted (no checkpoint at or before the cutoff "
+                    "commit, or a writer feature the cleaner must refuse)")  # fmt: skip
+    where = cleaned.label
+    deleted_commits = cleaned.versions({LogFileKind.COMMIT}, cleaned.deleted)
+    assert deleted_commits == list(range(keep)), (
+        f"{where}: deleted commits {deleted_commits}, expected 0..{keep - 1}"
+    )
+    kinds = {LogFileKind.CHECKPOINT_CLASSIC, LogFileKind.CHECKPOINT_PART, LogFileKind.CHECKPOINT_UUID}
+    deleted_checkpoints = cleaned.versions(kinds, cleaned.deleted)
+    expected = [v for v in case.checkpoints if v < keep]
+    assert deleted_checkpoints == expected, (
+        f"{where}: deleted checkpoints of {deleted_checkpoints}, expected {expected}"
+    )
+    live = set().union(*(s for v, s in case.sidecars.items() if v >= keep))
+    orphaned = set().union(*(s for v, s in case.sidecars.items() if v < keep)) - live
+    assert orphaned <= cleaned.deleted, (
+        f"{where}: unreferenced old sidecars kept: {sorted(orphaned - cleaned.deleted)}"
+    )
+
+
+def _compatibility_checkpoints(cleaned: CleanedTable) -> tuple[int, list[str], list[str]]:
+    """(newest checkpoint version, its UUID-named files, classic-named files of it the cleaner wrote);
+    skips (n.a.) when the newest checkpoint is not UUID-named or the case expires nothing."""
+    case = cleaned.case
+    newest = max(case.checkpoints)
+    uuid_named = [
+        n for n in case.checkpoints[newest] if parse_log_file_name(n).kind is LogFileKind.CHECKPOINT_UUID
+    ]
+    if not uuid_named or case.cutoff_checkpoint is None or case.expected_error is not None:
+        pytest.skip(f"n.a.: {case.name} has no UUID-named newest checkpoint, or nothing expires")
+    written = [n for n in sorted(set(cleaned.after) - set(cleaned.before))
+               if "/" not in n and parse_log_file_name(n).kind is LogFileKind.CHECKPOINT_CLASSIC
+               and parse_log_file_name(n).version == newest]  # fmt: skip
+    return newest, uuid_named, written
+
+
+@pytest.mark.requirement("CKPT-COMPAT-004")
+def test_compatibility_checkpoint_is_written(cleaned: CleanedTable) -> None:
+    """``v2-sidecars``: the newest checkpoint (7) is UUID-named and the cleanup deletes files, so a
+    classic-named checkpoint of version 7 must appear.
+
+    Spec: CKPT-COMPAT-004
+    > Before deleting any file, a cleaner SHOULD write a compatibility checkpoint at the version of the
+    > newest complete checkpoint when that checkpoint is UUID-named and no complete classic-named or
+    > multi-part checkpoint of that version exists.
+    """
+    newest, _, written = _compatibility_checkpoints(cleaned)
+    assert written, f"{cleaned.label}: no classic-named checkpoint of version {newest} was written"
+
+
+@pytest.mark.requirement("CKPT-COMPAT-002")
+def test_compatibility_checkpoint_has_the_state(cleaned: CleanedTable, tmp_path: Path) -> None:
+    """A compatibility checkpoint the cleaner wrote: with the UUID-named file removed, our reader reads the
+    newest version from it, as the state of that version (n.a. when the cleaner wrote none).
+
+    Spec: CKPT-COMPAT-002
+    > A compatibility checkpoint MUST describe the same table state as the UUID-named checkpoint of its
+    > version.
+    """
+    newest, uuid_named, written = _compatibility_checkpoints(cleaned)
+    if not written:
+        pytest.skip(f"n.a.: {cleaned.cleaner} wrote no compatibility checkpoint")
+    copy = tmp_path / "without-uuid"
+    shutil.copytree(cleaned.path, copy)
+    for name in uuid_named:
+        (copy / DELTA_LOG / name).unlink()
+    state = read_snapshot(get_spark(), copy, version=newest, now_ms=cleaned.case.now_ms).table_state()
+    used = (state.source.get("checkpoint") or {}).get("files")
+    assert used == written, (
+        f"{copy}: the reference reader used {used}, not the compatibility checkpoint {written}"
+    )
+    assert_states_equal(
+        cleaned.case.states[newest], state, context=f"{copy}: version {newest} from {written[0]}"
+    )
