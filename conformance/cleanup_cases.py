@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from conformance.shapes import new_table
 from reference_impl.fixtures.table_builder import rows
-from reference_impl.naming import DELTA_LOG, SIDECAR_DIR, parse_log_file_name
+from reference_impl.naming import DELTA_LOG, SIDECAR_DIR, checksum_owner, parse_log_file_name
 from reference_impl.table_properties import MS_PER_DAY
 from reference_impl.table_state import TableState
 
@@ -83,8 +83,7 @@ def stamp_ms(version: int, now_ms: int) -> int:
 def _file_version(relative: str) -> int | None:
     """The version a file under ``_delta_log`` belongs to (sidecars and ``.crc`` companions included)."""
     name = relative.rsplit("/", 1)[-1]
-    if name.startswith(".") and name.endswith(".crc"):
-        name = name[1:-4]
+    name = checksum_owner(name) or name
     if relative.startswith(f"{SIDECAR_DIR}/"):
         head = name.split(".", 1)[0]
         return int(head) if head.isdigit() else None

@@ -28,7 +28,13 @@ from typing import Any
 
 from reference_impl.errors import InvalidOption, LogCorrupt
 from reference_impl.log_segment import CheckpointInstance, LogListing
-from reference_impl.naming import SIDECAR_DIR, LogFileKind, parse_log_file_name
+from reference_impl.naming import (
+    SIDECAR_DIR,
+    LogFileKind,
+    checksum_owner,
+    hadoop_checksum_name,
+    parse_log_file_name,
+)
 from reference_impl.storage import FileInfo
 from reference_impl.table_properties import MS_PER_DAY
 
@@ -228,11 +234,6 @@ def _kind_label(kind: LogFileKind) -> str:
     }.get(kind, "other")
 
 
-def hadoop_checksum_name(name: str) -> str:
-    """The hidden checksum file Hadoop's local file system keeps next to ``name``."""
-    return f".{name}.crc"
-
-
 def choose_cutoff_checkpoint(
     listing: LogListing, cutoff_commit: int, hint_version: int | None
 ) -> tuple[CheckpointInstance | None, bool]:
@@ -336,7 +337,7 @@ def plan_log(
     for info in entries:
         if parse_log_file_name(info.name).kind is not LogFileKind.HIDDEN:
             continue
-        owner = _companion_owner(info.name)
+        owner = checksum_owner(info.name)
         if owner is not None and owner in deleted_names:
             continue  # deleted with its file
         reason = (
@@ -355,12 +356,6 @@ def plan_log(
         )  # fmt: skip
     plan.files = decisions
     return plan
-
-
-def _companion_owner(hidden: str) -> str | None:
-    if hidden.startswith(".") and hidden.endswith(".crc") and len(hidden) > 5:
-        return hidden[1:-4]
-    return None
 
 
 # -- sidecars -----------------------------------------------------------------------------------
@@ -439,7 +434,7 @@ def plan_sidecars(
     for info in listed:
         if not info.name.startswith("."):
             continue
-        owner = _companion_owner(info.name)
+        owner = checksum_owner(info.name)
         if owner is not None and owner in deleted:
             continue
         plan.files.append(

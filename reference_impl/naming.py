@@ -143,6 +143,18 @@ def uuid_checkpoint_name(version: int, token: uuid_mod.UUID, fmt: str) -> str:
     return f"{version:020d}.checkpoint.{token}.{fmt}"
 
 
+def hadoop_checksum_name(name: str) -> str:
+    """The hidden checksum file Hadoop's local file system keeps next to ``name``."""
+    return f".{name}.crc"
+
+
+def checksum_owner(hidden: str) -> str | None:
+    """The file a Hadoop checksum ``.<name>.crc`` belongs to (``None``: not such a checksum)."""
+    if hidden.startswith(".") and hidden.endswith(".crc") and len(hidden) > 5:
+        return hidden[1:-4]
+    return None
+
+
 def sidecar_name(version: int, part: int, num_parts: int, token: uuid_mod.UUID) -> str:
     """delta-spark's sidecar name: ``v.checkpoint.part.numParts.uuid.parquet`` (part is 1-based)."""
     return f"{version:020d}.checkpoint.{part:010d}.{num_parts:010d}.{token}.parquet"

@@ -21,11 +21,13 @@ from reference_impl.fixtures.mutations import delete_commits_before
 Listing = dict[str, tuple[int, int]]
 
 
-def listing(table: Path) -> Listing:
-    """Every file under ``_delta_log`` (recursively): relative name -> (size, mtime ns)."""
-    log = table / "_delta_log"
-    return {p.relative_to(log).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns)
-            for p in log.rglob("*") if p.is_file()}  # fmt: skip
+def listing(table: Path, *, outside_log: bool = False) -> Listing:
+    """Every file under ``_delta_log`` (recursively), or with ``outside_log`` every other file of the
+    table: relative name -> (size, mtime ns)."""
+    root = table if outside_log else table / "_delta_log"
+    return {p.relative_to(root).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in root.rglob("*")
+            if p.is_file() and (not outside_log or "_delta_log" not in p.relative_to(root).parts)}  # fmt: skip
 
 
 @dataclass

@@ -19,8 +19,9 @@ from conformance.adapter import AdapterError, Implementation
 from conformance.cleanup_cases import CUTOFF_COMMIT, LATEST, CleanupCase, build_cleanup_case
 from conformance.compare import assert_states_equal
 from conformance.suite.conftest import Listing, listing
+from reference_impl.checkpoint_reader import resolve_sidecar
 from reference_impl.cleanup import read_sidecar_actions
-from reference_impl.naming import DELTA_LOG, SIDECAR_DIR, LogFileKind, parse_log_file_name
+from reference_impl.naming import DELTA_LOG, SIDECAR_DIR, LogFileKind, checksum_owner, parse_log_file_name
 from reference_impl.snapshot import read_snapshot
 from reference_impl.spark_session import get_spark
 
@@ -61,11 +62,6 @@ class CleanedTable:
         return self.versions({LogFileKind.COMMIT}, set(self.after))
 
 
-def _data_listing(table: Path) -> Listing:
-    return {p.relative_to(table).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns)
-            for p in table.rglob("*") if p.is_file() and DELTA_LOG not in p.relative_to(table).parts}  # fmt: skip
-
-
 _CASES: dict[str, CleanupCase] = {}
 _CLEANED: dict[tuple[str, str], CleanedTable] = {}
 
@@ -85,14 +81,14 @@ def cleaned(
         case = _case(cleanup_case_name, tmp_path_factory)
         path = tmp_path_factory.mktemp(f"{cleaner.info.name}-{cleanup_case_name}") / "table"
         shutil.copytree(case.path, path)  # copy2 keeps the stamped modification times
-        before, data_before = listing(path), _data_listing(path)
+        before, data_before = listing(path), listing(path, outside_log=True)
         error = None
         try:
             cleaner.cleanup(path, now_ms=case.now_ms if cleaner.info.honours_clock else None)
         except AdapterError as exc:
             error = exc
         _CLEANED[key] = CleanedTable(cleaner.info.name, case, path, before, listing(path), data_before,
-                                     _data_listing(path), error)  # fmt: skip
+                                     listing(path, outside_log=True), error)  # fmt: skip
     result = _CLEANED[key]
     if result.error is not None and result.error.code != result.case.expected_error:
         pytest.fail(f"{result.label}: the cleaner failed: {result.error}", pytrace=False)
@@ -167,8 +163,7 @@ def test_only_expired_log_files_are_deleted(cleaned: CleanedTable) -> None:
         base = name.rsplit("/", 1)[-1]
         if name.startswith(f"{SIDECAR_DIR}/"):
             continue  # sidecars: CKPT-CLEAN-013 (test_referenced_sidecars_remain)
-        shadowed = base[1:-4] if base.startswith(".") and base.endswith(".crc") else base
-        parsed = parse_log_file_name(shadowed)
+        parsed = parse_log_file_name(checksum_owner(base) or base)
         if "/" in name or parsed.kind not in _DELETABLE:
             problems.append(f"{name}: not a file a cleaner may delete")
         elif parsed.version is None or parsed.version > CUTOFF_COMMIT:
@@ -200,8 +195,8 @@ def test_referenced_sidecars_remain(cleaned: CleanedTable) -> None:
             continue
         for action in read_sidecar_actions(cleaned.log_dir, name):
             referenced += 1
-            target = f"{SIDECAR_DIR}/{str(action['path']).rsplit('/', 1)[-1]}"
-            if target not in cleaned.after:
+            target = resolve_sidecar(cleaned.log_dir, action).path
+            if not target.is_file():
                 missing.append(f"{target} (referenced by {name})")
     assert not missing, f"{cleaned.label}: referenced sidecars deleted: {missing}"
     if cleaned.case.sidecars.get(max(cleaned.case.checkpoints)):

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from reference_impl.naming import DELTA_LOG, SIDECAR_DIR, LogFileKind, parse_log_file_name
+from reference_impl.naming import DELTA_LOG, SIDECAR_DIR, LogFileKind, checksum_owner, parse_log_file_name
 from reference_impl.spark_session import temporary_conf
 from reference_impl.table_properties import MS_PER_DAY
 
@@ -137,7 +137,7 @@ def stamp(base: Base) -> None:
         full = log_dir / entry
         if not full.is_file():
             continue
-        bare = entry[1:-4] if entry.startswith(".") and entry.endswith(".crc") else entry
+        bare = checksum_owner(entry) or entry
         parsed = parse_log_file_name(bare)
         if parsed.version is None:
             continue
@@ -148,7 +148,7 @@ def stamp(base: Base) -> None:
             version = parsed.version
         _set(full, commit_time(version) + offset)
     for entry in os.listdir(log_dir / SIDECAR_DIR):
-        bare = entry[1:-4] if entry.startswith(".") and entry.endswith(".crc") else entry
+        bare = checksum_owner(entry) or entry
         _set(log_dir / SIDECAR_DIR / entry, commit_time(sidecar_version[bare]) + 2_000)
 
 
