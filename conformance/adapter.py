@@ -6,7 +6,7 @@ An implementation is an object with an :class:`ImplementationInfo` and up to fou
 
 | operation | role | what the suite asks |
 |---|---|---|
-| :meth:`Implementation.read` | reader | reconstruct a version: a :class:`~reference_impl.table_state.TableState` (+ visible rows and the checkpoint used, when it can tell) |
+| :meth:`Implementation.read` | reader | reconstruct a version: a :class:`~spec.table_state.TableState` (+ visible rows and the checkpoint used, when it can tell) |
 | :meth:`Implementation.write_checkpoint` | writer | write a checkpoint of a version with one of the writer's declared *profiles* |
 | :meth:`Implementation.cleanup` | cleaner | metadata cleanup with the table's own ``delta.logRetentionDuration`` (spec §18) |
 | :meth:`Implementation.close` | all | release resources |
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from reference_impl.table_state import TableState
+from spec.table_state import TableState
 
 CONTRACT_VERSION = "1.0"
 #: Bundled writer profiles that split a checkpoint (sidecars, parts) pick actions per file so that a

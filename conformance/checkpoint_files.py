@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from reference_impl.naming import SIDECAR_DIR, LogFileKind, parse_log_file_name
-from reference_impl.table_state import drop_nulls
+from spec.table_state import drop_nulls
 
 
 @dataclass

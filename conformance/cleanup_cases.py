@@ -30,7 +30,7 @@ from conformance.shapes import new_table
 from reference_impl.fixtures.table_builder import rows
 from reference_impl.naming import DELTA_LOG, SIDECAR_DIR, checksum_owner, parse_log_file_name
 from reference_impl.table_properties import MS_PER_DAY
-from reference_impl.table_state import TableState
+from spec.table_state import TableState
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -1,4 +1,4 @@
-"""Compare two :class:`~reference_impl.table_state.TableState`\\ s field by field, readably.
+"""Compare two :class:`~spec.table_state.TableState`\\ s field by field, readably.
 
 Every test that compares readers goes through :func:`assert_states_equal`, so a failure always
 says *which* file differs in *which* field, which files are missing or extra (by path), and which
@@ -28,7 +28,7 @@ import json
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
-from reference_impl.table_state import (
+from spec.table_state import (
     DV_FIELDS,
     FILE_FIELDS,
     METADATA_FIELDS,

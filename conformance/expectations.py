@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from conformance.schemas import validator
+from spec.schemas import validator
 
 DEFAULT_DIR = Path(__file__).with_name("expectations")
 

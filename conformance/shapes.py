@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reference_impl.fixtures.table_builder import Clock, Column, Ids, TableBuilder, rows
-from reference_impl.table_state import TableState
+from spec.table_state import TableState
 
 _KEEP = {
     "delta.deletedFileRetentionDuration": "interval 36500 days",

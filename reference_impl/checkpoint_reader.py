@@ -41,7 +41,7 @@ from reference_impl.log_segment import CheckpointInstance
 from reference_impl.naming import SIDECAR_DIR, LogFileKind
 from reference_impl.spark_columns import select_conformed
 from reference_impl.storage import LocalStorage, to_uri
-from reference_impl.table_state import drop_nulls
+from spec.table_state import drop_nulls
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

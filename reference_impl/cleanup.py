@@ -56,7 +56,7 @@ Any failure raises ``CLEANUP_INVARIANT_VIOLATED`` with nothing written and nothi
 * every sidecar of every remaining checkpoint exists with its recorded ``sizeInBytes``;
 * the state is unchanged: the reader reconstructs each verified version twice, from the real listing
   and from a *view* of it without the planned deletions (``read_snapshot(listing=view)``), and the two
-  :class:`~reference_impl.table_state.TableState`\\ s must be equal. Verified versions: the latest
+  :class:`~spec.table_state.TableState`\\ s must be equal. Verified versions: the latest
   and the oldest kept one (the cutoff checkpoint's) by default — they bound the segment of every
   kept version — or every kept version with ``verify_all_versions=True`` (two replays per version).
 
@@ -169,7 +169,7 @@ from reference_impl.table_properties import MS_PER_DAY
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from reference_impl.table_state import TableState
+    from spec.table_state import TableState
 
 #: Writer features whose presence does not restrict which log files may be deleted.
 SUPPORTED_WRITER_FEATURES: frozenset[str] = frozenset(

@@ -64,7 +64,7 @@ from reference_impl.log_segment import (
 from reference_impl.spark_columns import dv_unique_id
 from reference_impl.storage import FileInfo, to_local_path, to_uri
 from reference_impl.table_properties import TableProperties
-from reference_impl.table_state import TableState, drop_nulls
+from spec.table_state import TableState, drop_nulls
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

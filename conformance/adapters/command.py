@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from conformance.adapter import ROLE_NAMES, AdapterError, ImplementationInfo, ReadResult, Role, WriterProfile
-from conformance.schemas import validator
-from reference_impl.table_state import TableState
+from spec.schemas import validator
+from spec.table_state import TableState
 
 PROTOCOL_VERSION = "1.0"
 DEFAULT_TIMEOUT_S = 900.0

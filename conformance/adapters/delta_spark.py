@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from conformance.adapter import MAX_CHECKPOINT_FILES
 from reference_impl.storage import to_local_path, to_uri
-from reference_impl.table_state import TableState
+from spec.table_state import TableState
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

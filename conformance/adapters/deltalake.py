@@ -49,7 +49,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from reference_impl.table_state import TableState
+from spec.table_state import TableState
 
 #: Fields deltalake 1.6.6 never provides (see the module docs).
 ALWAYS_UNAVAILABLE: tuple[str, ...] = (

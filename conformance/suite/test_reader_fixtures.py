@@ -17,7 +17,7 @@ import pytest
 from conformance.adapter import AdapterError, Implementation
 from conformance.compare import assert_states_equal
 from conformance.plugin import FixtureExpectation
-from reference_impl.table_state import TableState
+from spec.table_state import TableState
 
 #: Fields whose content depends on the clock: compared only by readers that honour ``nowMs``.
 CLOCK_FIELDS = ("tombstones", "txns")

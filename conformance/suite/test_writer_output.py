@@ -18,12 +18,12 @@ from conformance.checkpoint_files import (
     read_last_checkpoint,
     sidecar_name,
 )
-from conformance.schemas import validator
 from conformance.spark_hash import part_of
 from conformance.suite.conftest import WrittenTable
 from reference_impl.last_checkpoint import checksum
 from reference_impl.naming import SIDECAR_DIR, LogFileKind, parse_log_file_name
-from reference_impl.table_state import TableState
+from spec.schemas import validator
+from spec.table_state import TableState
 
 _UNRESERVED = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 

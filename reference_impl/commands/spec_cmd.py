@@ -30,7 +30,7 @@ def register(sub: Any) -> None:
 
 
 def run_extract(args: argparse.Namespace) -> int:
-    from conformance.spec_index import main_extract
+    from spec.requirements import main_extract
 
     status = main_extract(_spec_dir())
     print(f"wrote {_spec_dir() / 'requirements.json'}")

@@ -21,7 +21,7 @@ from tests.cleanup.tables import NOW, Base, build_base, copy_base, log_files
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from reference_impl.table_state import TableState
+    from spec.table_state import TableState
 
 
 @dataclass(frozen=True)

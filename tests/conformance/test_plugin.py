@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.schemas import validator
+from spec.schemas import validator
 
 pytest_plugins = ["pytester"]
 

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 import pytest
 
 from conformance.plugin import FixtureExpectation, fixture_expectations
-from conformance.schemas import validator
 from reference_impl.errors import CheckpointError
 from reference_impl.fixtures.generate import SIZE_BUDGET_BYTES, load_cases, tree_size, verify, write_index
-from reference_impl.table_state import TableState
+from spec.schemas import validator
+from spec.table_state import TableState
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -9,7 +9,7 @@ from conformance.adapters.delta_spark import delta_spark_state
 from reference_impl.fixtures import mutations
 from reference_impl.fixtures.mutations import delete_commits_before
 from reference_impl.naming import DELTA_LOG, commit_name, parse_log_file_name
-from reference_impl.table_state import TableState
+from spec.table_state import TableState
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -22,7 +22,7 @@ from reference_impl.errors import CheckpointError
 from reference_impl.fixtures.mutations import delete_commits_before
 from reference_impl.naming import DELTA_LOG, SIDECAR_DIR, LogFileKind, commit_name, parse_log_file_name
 from reference_impl.snapshot import read_snapshot
-from reference_impl.table_state import TableState
+from spec.table_state import TableState
 from tests.delta_tables import BuiltTable, sidecar_files
 from tests.reader.helpers import (
     checkpoint_version_of,

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from conformance.compare import assert_states_equal, diff_states, unavailable_fields
-from reference_impl.table_state import TableState
+from spec.table_state import TableState
 
 DV = {"storageType": "u", "pathOrInlineDv": "abc", "offset": 1, "sizeInBytes": 30, "cardinality": 2}
 

@@ -22,7 +22,7 @@ from pyspark.sql import SparkSession
 
 from reference_impl.snapshot import read_snapshot
 from reference_impl.spark_session import ENV_CONF, ENV_MASTER, has_delta_classes
-from reference_impl.table_state import TableState
+from spec.table_state import TableState
 from tests.delta_tables import shared_cache
 
 CHILD = textwrap.dedent(

@@ -1,4 +1,4 @@
-"""``reference_impl.table_state``: normalisation makes states from different readers comparable.
+"""``spec.table_state``: normalisation makes states from different readers comparable.
 
 Pure Python (no Spark).
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from reference_impl.table_state import TableState, dv_id, normalize_file, normalize_tombstone
+from spec.table_state import TableState, dv_id, normalize_file, normalize_tombstone
 
 PROTOCOL: dict[str, Any] = {"minReaderVersion": 3, "minWriterVersion": 7, "readerFeatures": ["v2Checkpoint", "deletionVectors"],
             "writerFeatures": ["v2Checkpoint", "appendOnly", "v2Checkpoint"]}  # fmt: skip

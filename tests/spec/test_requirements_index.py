@@ -1,7 +1,7 @@
 """Tests of the requirement index: ``spec/requirements.json`` and its parser.
 
 Spec: spec/checkpoints.md section 2.3 ("Requirement entries"); spec/README.md.
-Module under test: ``conformance.spec_index``.
+Module under test: ``spec.requirements``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.spec_index import (
+from spec.requirements import (
     AREAS,
     ID_PATTERN,
     Requirement,
@@ -53,7 +53,7 @@ def test_requirements_json_is_up_to_date() -> None:
     actual = REQUIREMENTS_JSON.read_text(encoding="utf-8") if REQUIREMENTS_JSON.is_file() else ""
     assert actual == expected, (
         "spec/requirements.json is stale; regenerate it with "
-        "`python -m conformance.spec_index` (or `delta-ckpt spec extract`)"
+        "`python -m spec.requirements` (or `delta-ckpt spec extract`)"
     )
 
 

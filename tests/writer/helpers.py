@@ -13,7 +13,7 @@ from conformance.adapters.delta_spark import delta_spark_state
 from conformance.adapters.deltalake import deltalake_row_count, deltalake_state
 from conformance.compare import assert_states_equal, unavailable_fields
 from reference_impl.snapshot import read_snapshot
-from reference_impl.table_state import TableState
+from spec.table_state import TableState
 from tests.writer.builders import log_dir
 
 if TYPE_CHECKING:

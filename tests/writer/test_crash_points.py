@@ -42,7 +42,7 @@ from reference_impl.checkpoint_writer import CheckpointOptions, CheckpointResult
 from reference_impl.faults import CRASH_EXIT_STATUS, ENV_FAULT, FaultPlan
 from reference_impl.naming import LAST_CHECKPOINT, classic_checkpoint_name, parse_log_file_name
 from reference_impl.staging import job_group_stages
-from reference_impl.table_state import TableState
+from spec.table_state import TableState
 from tests.writer.builders import Shape, checkpoint_names, log_dir, sidecar_names
 from tests.writer.conftest import ShapeCache
 from tests.writer.helpers import assert_all_readers_see, rows_of

@@ -1,11 +1,9 @@
-"""Requirement index of the normative checkpoint specification.
+"""The requirement index: parse ``spec/checkpoints.md`` into requirements, write and read ``requirements.json``.
 
-This module implements the requirement-entry format described in
-``spec/checkpoints.md`` section 2.3 ("Requirement entries",
-``spec/checkpoints.md#23-requirement-entries``) and in ``spec/README.md``: it
-parses every requirement of ``spec/checkpoints.md`` into a :class:`Requirement`
-record, writes the machine-readable index ``spec/requirements.json`` and reads it
-back. It imports nothing from PySpark, so the meta tests run anywhere.
+Spec: ``spec/checkpoints.md`` §2.3 Requirement entries, and ``spec/README.md``. Every requirement
+of the markdown becomes a :class:`Requirement`; :func:`render_requirements_json` writes the
+machine-readable index ``spec/requirements.json`` and :func:`load_requirements` reads it back.
+No Spark, no pytest: the meta tests run anywhere.
 
 A requirement entry in the markdown looks like this (``·`` is U+00B7)::
 
@@ -14,46 +12,53 @@ A requirement entry in the markdown looks like this (``·`` is U+00B7)::
 
     A V2 checkpoint MUST contain exactly one `checkpointMetadata` action.
 
-========================  ==========================================================
-header field              accepted values
-========================  ==========================================================
-ID                        ``CKPT-<AREA>-<NNN>``, AREA from :data:`AREAS`
-level                     ``MUST`` | ``SHOULD`` | ``MAY``
-roles                     comma-separated subset of :data:`ROLES`
-``upstream:``             ``none`` or ``[title](https://...)``
-``features:`` (optional)  comma-separated Delta table-feature names
-``status:`` (optional)    ``tentative`` | ``withdrawn`` (absent means ``active``)
-``untestable:`` (opt.)    one sentence saying why no black-box test can check it
-========================  ==========================================================
+| header field | accepted values |
+|---|---|
+| ID | ``CKPT-<AREA>-<NNN>``, AREA from :data:`AREAS` |
+| level | a :class:`~spec.vocabulary.Level`: ``MUST``, ``SHOULD`` or ``MAY`` |
+| roles | comma-separated :class:`~spec.vocabulary.Role` values |
+| ``upstream:`` | ``none`` or ``[title](https://...)`` |
+| ``features:`` (optional) | comma-separated Delta table-feature names |
+| ``status:`` (optional) | ``tentative`` or ``withdrawn`` (absent means ``active``) |
+| ``untestable:`` (optional) | one sentence saying why no black-box test can check it |
 
 Usage:
 
-1. ``parse_requirements(markdown)`` returns the requirements in document order and
-   raises :class:`SpecFormatError` (with the 1-based line number) on any malformed
-   entry.
-2. ``render_requirements_json(reqs, spec_version=...)`` gives the canonical JSON text
-   (sorted keys, 2-space indent, trailing newline, requirements ordered by ID).
-3. ``main_extract(spec_dir)`` regenerates ``spec_dir/requirements.json``; the CLI
-   command ``delta-ckpt spec extract`` calls it.
+1. :func:`parse_requirements` returns the requirements in document order and raises
+   :class:`SpecFormatError` (with the 1-based line number) on any malformed entry;
+2. :func:`render_requirements_json` gives the canonical JSON text (sorted keys, 2-space indent,
+   trailing newline, requirements ordered by ID);
+3. :func:`main_extract` regenerates ``requirements.json`` (``delta-ckpt spec extract``);
+4. :func:`load_requirements` reads it as :class:`Requirement`\\ s, :func:`requirements_document`
+   as the plain JSON document.
 
-Note:
-    Statements inside fenced code blocks are ignored, so the spec (and this
-    docstring) can show example entries without creating requirements.
+Statements inside fenced code blocks are ignored, so the spec (and this docstring) can show
+example entries without creating requirements.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from spec.vocabulary import Level, Role
+
+SPEC_DIR: Final[Path] = Path(__file__).resolve().parent
+"""The directory of the normative text and its data (``checkpoints.md``, ``requirements.json``, …)."""
+CHECKPOINTS_MD: Final[Path] = SPEC_DIR / "checkpoints.md"
+REQUIREMENTS_JSON: Final[Path] = SPEC_DIR / "requirements.json"
+
 __all__ = [
     "AREAS",
+    "CHECKPOINTS_MD",
     "LEVELS",
+    "REQUIREMENTS_JSON",
     "ROLES",
+    "SPEC_DIR",
     "STATUSES",
     "Requirement",
     "SpecFormatError",
@@ -62,6 +67,7 @@ __all__ = [
     "parse_requirements",
     "parse_spec_version",
     "render_requirements_json",
+    "requirements_document",
 ]
 
 AREAS: Final[frozenset[str]] = frozenset(
@@ -85,11 +91,11 @@ AREAS: Final[frozenset[str]] = frozenset(
 )
 """The areas allowed in the middle part of a requirement ID."""
 
-LEVELS: Final[frozenset[str]] = frozenset({"MUST", "SHOULD", "MAY"})
+LEVELS: Final[frozenset[str]] = frozenset(Level)
 """Requirement levels (a prohibition is level MUST with "MUST NOT" in its text)."""
 
-ROLES: Final[tuple[str, ...]] = ("writer", "reader", "cleaner")
-"""The roles a requirement can bind, in canonical order."""
+ROLES: Final[tuple[str, ...]] = tuple(Role)
+"""The roles a requirement can bind, in canonical order (spec §2.1)."""
 
 STATUSES: Final[frozenset[str]] = frozenset({"active", "tentative", "withdrawn"})
 """Requirement statuses; ``active`` is implied when the header has no ``status:``."""
@@ -124,8 +130,8 @@ class Requirement:
     id: str
     area: str
     number: int
-    level: str
-    roles: tuple[str, ...]
+    level: Level
+    roles: tuple[Role, ...]
     upstream: tuple[str, str] | None
     """``(title, url)`` of the PROTOCOL.md section refined, or ``None`` for ``upstream: none``."""
     features: tuple[str, ...]
@@ -140,7 +146,7 @@ class Requirement:
     """The normative statement, with its line breaks folded into single spaces."""
 
     def to_json(self) -> dict[str, Any]:
-        """Returns the JSON object stored in ``requirements.json`` for this requirement."""
+        """The JSON object stored in ``requirements.json`` for this requirement."""
         return {
             "id": self.id,
             "area": self.area,
@@ -168,8 +174,8 @@ class Requirement:
             id=str(obj["id"]),
             area=str(obj["area"]),
             number=int(obj["number"]),
-            level=str(obj["level"]),
-            roles=tuple(str(r) for r in obj["roles"]),
+            level=Level(obj["level"]),
+            roles=tuple(Role(r) for r in obj["roles"]),
             upstream=upstream,
             features=tuple(str(f) for f in obj["features"]),
             status=str(obj["status"]),
@@ -181,7 +187,7 @@ class Requirement:
 
 
 def parse_spec_version(markdown_text: str) -> str:
-    """Returns the ``X.Y.Z`` of the first ``Spec version: X.Y.Z`` line."""
+    """The ``X.Y.Z`` of the first ``Spec version: X.Y.Z`` line."""
     match = _SPEC_VERSION.search(markdown_text)
     if match is None:
         raise SpecFormatError("no 'Spec version: X.Y.Z' line found")
@@ -226,7 +232,7 @@ def _parse_header(header: str, line: int) -> dict[str, Any]:
         raise SpecFormatError(
             f"unknown role(s) {unknown_roles} in {req_id} (known: {', '.join(ROLES)})", line
         )
-    roles = tuple(r for r in ROLES if r in roles)
+    roles = tuple(r for r in Role if r in roles)
 
     upstream_field = fields[3]
     if not upstream_field.startswith("upstream: "):
@@ -285,12 +291,11 @@ def _parse_header(header: str, line: int) -> dict[str, Any]:
 
 
 def parse_requirements(markdown_text: str) -> list[Requirement]:
-    """Parses every requirement entry of the spec markdown, in document order.
+    """Every requirement entry of the spec markdown, in document order.
 
-    Raises:
-        SpecFormatError: on a malformed header, an anchor without a matching header
-            (or the reverse), a duplicate ID, or a header not followed by a statement
-            paragraph that uses the header's level keyword.
+    Raises :class:`SpecFormatError` on a malformed header, an anchor without a matching header (or
+    the reverse), a duplicate ID, or a header not followed by a statement paragraph that uses the
+    header's level keyword.
     """
     lines = markdown_text.splitlines()
     requirements: list[Requirement] = []
@@ -381,7 +386,7 @@ def parse_requirements(markdown_text: str) -> list[Requirement]:
                     id=req_id,
                     area=str(fields["area"]),
                     number=int(fields["number"]),
-                    level=str(fields["level"]),
+                    level=Level(fields["level"]),
                     roles=tuple(fields["roles"]),
                     upstream=fields["upstream"],
                     features=tuple(fields["features"]),
@@ -411,7 +416,7 @@ def render_requirements_json(reqs: Iterable[Requirement], *, spec_version: str) 
     return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def load_requirements(path: Path) -> dict[str, Requirement]:
+def load_requirements(path: Path = REQUIREMENTS_JSON) -> dict[str, Requirement]:
     """Reads ``requirements.json`` into a mapping from requirement ID to requirement."""
     document = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(document, dict) or "requirements" not in document or "spec_version" not in document:
@@ -439,21 +444,11 @@ def main_extract(spec_dir: Path) -> int:
     return 0
 
 
-def _default_spec_dir() -> Path:
-    return Path(__file__).resolve().parent.parent / "spec"
-
-
-def summarize(reqs: Sequence[Requirement]) -> dict[str, dict[str, int]]:
-    """Counts requirements by area and by level (withdrawn ones excluded)."""
-    by_area: dict[str, int] = {}
-    by_level: dict[str, int] = {}
-    for req in reqs:
-        if req.status == "withdrawn":
-            continue
-        by_area[req.area] = by_area.get(req.area, 0) + 1
-        by_level[req.level] = by_level.get(req.level, 0) + 1
-    return {"area": dict(sorted(by_area.items())), "level": dict(sorted(by_level.items()))}
+def requirements_document(path: Path = REQUIREMENTS_JSON) -> dict[str, Any]:
+    """The plain JSON document of ``requirements.json`` (``spec_version`` and ``requirements``)."""
+    document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return document
 
 
 if __name__ == "__main__":
-    raise SystemExit(main_extract(_default_spec_dir()))
+    raise SystemExit(main_extract(SPEC_DIR))
