@@ -8,7 +8,7 @@ until a test asks for one of its parameters:
 | ``reader_name`` | implementations with the reader role |
 | ``writer_profile`` | ``(implementation, profile)`` for every writer profile |
 | ``fixture_expectation`` | every expectation of every ``fixtures/**/fixture.json`` |
-| ``shape_name`` | source-table shapes (:mod:`conformance.shapes`) |
+| ``shape_name`` | source-table shapes (:mod:`conformance.tables.shapes`) |
 
 Options (group "delta-checkpoint-conformance"): ``--impl NAME`` (repeatable), ``--impl-cmd
 NAME=COMMAND`` (repeatable), ``--fixtures-dir``, ``--expectations-dir``, ``--ckpt-shapes``,
@@ -33,11 +33,11 @@ from typing import Any
 import pytest
 
 from conformance.adapter import Implementation, Role, WriterProfile, role_names
-from conformance.cleanup_cases import CLEANUP_CASES
 from conformance.expectations import DEFAULT_DIR as DEFAULT_EXPECTATIONS
 from conformance.expectations import Expectations, load_all
 from conformance.registry import Registry, build_registry
-from conformance.shapes import QUICK_SHAPES, SHAPES
+from conformance.tables.cleanup_cases import CLEANUP_CASES
+from conformance.tables.shapes import QUICK_SHAPES, SHAPES
 
 SUITE_VERSION = "1.0.0"
 REQUIREMENTS_FILE = Path(__file__).resolve().parent.parent / "spec" / "requirements.json"

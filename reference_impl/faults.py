@@ -16,7 +16,7 @@ Points, in publication order: ``staged`` (all files written to staging, nothing 
 ``sidecars:<k>`` (after the k-th sidecar is published), ``sidecars`` (all sidecars published),
 ``top-level`` (top-level file published, ``_last_checkpoint`` not yet written).
 
-Cleaner points (:mod:`reference_impl.cleanup`), in order: ``cleanup:planned`` (plan made and every
+Cleaner points (:mod:`reference_impl.cleanup.cleaner`), in order: ``cleanup:planned`` (plan made and every
 invariant checked, nothing written), ``cleanup:compat`` (compatibility checkpoint published and
 verified, nothing deleted), ``cleanup:deleted:<k>`` (after the k-th file of the plan is deleted,
 1-based, in deletion order), ``cleanup:log-deleted`` (every log file deleted, no sidecar yet),

@@ -63,7 +63,7 @@ def unavailable(what: str, why: str) -> None:
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
-    from reference_impl.spark_session import get_delta_spark, get_spark
+    from reference_impl.spark.session import get_delta_spark, get_spark
 
     try:
         session = get_delta_spark()

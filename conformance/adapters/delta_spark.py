@@ -1,6 +1,6 @@
 """delta-spark as an oracle: its own snapshot of a table, read through the JVM (py4j).
 
-This module needs a session from :func:`reference_impl.spark_session.get_delta_spark`. It reads
+This module needs a session from :func:`reference_impl.spark.session.get_delta_spark`. It reads
 delta-spark's ``Snapshot`` directly — protocol, metadata, ``allFiles``, ``tombstones``,
 ``setTransactions`` and ``domainMetadata`` — and normalises it into a :class:`TableState` so it can
 be compared field by field with any other reader.
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from conformance.adapter import MAX_CHECKPOINT_FILES
-from reference_impl.storage import to_local_path, to_uri
+from reference_impl.storage.local import to_local_path, to_uri
 from spec.table_state import TableState
 
 if TYPE_CHECKING:
@@ -174,7 +174,7 @@ class DeltaSparkImplementation:
         self._spark()
 
     def _spark(self) -> SparkSession:
-        from reference_impl.spark_session import get_delta_spark
+        from reference_impl.spark.session import get_delta_spark
 
         return get_delta_spark()
 
@@ -212,7 +212,7 @@ class DeltaSparkImplementation:
         from py4j.protocol import Py4JJavaError
         from pyspark.errors import PySparkException
 
-        from reference_impl.spark_session import temporary_conf
+        from reference_impl.spark.session import temporary_conf
 
         spark = self._spark()
         conf = dict(_DS_PROFILE_CONF[profile])

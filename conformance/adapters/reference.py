@@ -1,6 +1,6 @@
 """The reference implementation (``reference_impl``) as a conformance adapter: reader, writer, cleaner.
 
-Writer profiles map to :class:`~reference_impl.checkpoint_writer.CheckpointOptions`; sidecar
+Writer profiles map to :class:`~reference_impl.write.writer.CheckpointOptions`; sidecar
 profiles use two file actions per sidecar so that the suite's small tables get several sidecars,
 and more on large tables so that no checkpoint has more than
 :data:`~conformance.adapter.MAX_CHECKPOINT_FILES` sidecars.
@@ -21,11 +21,11 @@ from conformance.adapter import (
     WriterProfile,
 )
 from reference_impl import __version__
-from reference_impl.checkpoint_writer import CheckpointOptions, write_checkpoint
-from reference_impl.cleanup import cleanup
+from reference_impl.cleanup.cleaner import cleanup
 from reference_impl.errors import CheckpointError
-from reference_impl.snapshot import read_snapshot
-from reference_impl.spark_session import get_spark
+from reference_impl.read.snapshot import read_snapshot
+from reference_impl.spark.session import get_spark
+from reference_impl.write.writer import CheckpointOptions, write_checkpoint
 
 _OPTIONS: dict[str, CheckpointOptions] = {
     "v1": CheckpointOptions(spec="v1"),

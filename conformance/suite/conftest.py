@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from conformance.adapter import AdapterError, Implementation, WriterProfile
-from conformance.checkpoint_files import checkpoint_names
-from conformance.shapes import BuiltShape, build_shape
-from reference_impl.fixtures.mutations import delete_commits_before
+from conformance.decode.checkpoint import checkpoint_names
+from conformance.tables.mutations import delete_commits_before
+from conformance.tables.shapes import BuiltShape, build_shape
 
 Listing = dict[str, tuple[int, int]]
 

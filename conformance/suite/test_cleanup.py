@@ -1,6 +1,6 @@
 """Cleaner conformance: every cleaner on the same tables, then every reader on what is left (spec §18).
 
-Each cleaner cleans its own copy of each :mod:`~conformance.cleanup_cases` table once per session,
+Each cleaner cleans its own copy of each :mod:`~conformance.tables.cleanup_cases` table once per session,
 with the table's retention (8 days) and the suite's clock. The tests then inspect the files that
 remain — the MUST rules of §18.2 hold whatever the cleaner chose to delete — and every reader reads
 each remaining version, which must still be the state the table builder knows by construction.
@@ -16,14 +16,14 @@ from pathlib import Path
 import pytest
 
 from conformance.adapter import AdapterError, Implementation
-from conformance.cleanup_cases import CUTOFF_COMMIT, LATEST, CleanupCase, build_cleanup_case
 from conformance.compare import assert_states_equal
 from conformance.suite.conftest import Listing, listing
-from reference_impl.checkpoint_reader import resolve_sidecar
-from reference_impl.cleanup import read_sidecar_actions
-from reference_impl.naming import DELTA_LOG, SIDECAR_DIR, LogFileKind, checksum_owner, parse_log_file_name
-from reference_impl.snapshot import read_snapshot
-from reference_impl.spark_session import get_spark
+from conformance.tables.cleanup_cases import CUTOFF_COMMIT, LATEST, CleanupCase, build_cleanup_case
+from reference_impl.cleanup.cleaner import read_sidecar_actions
+from reference_impl.log.naming import DELTA_LOG, SIDECAR_DIR, LogFileKind, checksum_owner, parse_log_file_name
+from reference_impl.read.checkpoint import resolve_sidecar
+from reference_impl.read.snapshot import read_snapshot
+from reference_impl.spark.session import get_spark
 
 _DELETABLE = {LogFileKind.COMMIT, LogFileKind.CRC, LogFileKind.COMPACTION, LogFileKind.CHECKPOINT_CLASSIC,
               LogFileKind.CHECKPOINT_PART, LogFileKind.CHECKPOINT_UUID}  # fmt: skip

@@ -1,6 +1,6 @@
 """Writer conformance: inspect what each writer profile wrote on each source shape.
 
-Every test opens the files itself (:mod:`conformance.checkpoint_files`: pyarrow and ``json``), so
+Every test opens the files itself (:mod:`conformance.decode.checkpoint`: pyarrow and ``json``), so
 no reader is trusted. Parametrised over ``writer_profile`` × ``shape_name``; a profile that promises
 a V2 checkpoint is run on the shape's ``v2`` variant.
 """
@@ -12,16 +12,16 @@ from typing import Any
 
 import pytest
 
-from conformance.checkpoint_files import (
+from conformance.decode.checkpoint import (
     DecodedCheckpoint,
     decode_checkpoint,
     read_last_checkpoint,
     sidecar_name,
 )
-from conformance.spark_hash import part_of
+from conformance.decode.spark_hash import part_of
 from conformance.suite.conftest import WrittenTable
-from reference_impl.last_checkpoint import checksum
-from reference_impl.naming import SIDECAR_DIR, LogFileKind, parse_log_file_name
+from reference_impl.log.last_checkpoint import checksum
+from reference_impl.log.naming import SIDECAR_DIR, LogFileKind, parse_log_file_name
 from spec.schemas import validator
 from spec.table_state import TableState
 
@@ -587,8 +587,8 @@ def test_multipart_rewrite_puts_same_actions_in_each_part(
     > Two attempts to write a multi-part checkpoint of the same version with the same part count MUST
     > write the same set of actions into each part.
     """
-    from conformance.shapes import build_shape
     from conformance.suite.conftest import shape_variant
+    from conformance.tables.shapes import build_shape
 
     first = _decoded(written)
     if first.kind is not LogFileKind.CHECKPOINT_PART:

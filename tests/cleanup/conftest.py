@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from reference_impl.cleanup import CleanupResult, cleanup
-from reference_impl.snapshot import read_snapshot
+from reference_impl.cleanup.cleaner import CleanupResult, cleanup
+from reference_impl.read.snapshot import read_snapshot
 from tests.cleanup.tables import NOW, Base, build_base, copy_base, log_files
 
 if TYPE_CHECKING:

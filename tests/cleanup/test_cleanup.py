@@ -19,14 +19,14 @@ import pytest
 from conformance.adapters.delta_spark import delta_snapshot, delta_spark_cleanup, delta_spark_state
 from conformance.adapters.deltalake import deltalake_state
 from conformance.compare import assert_states_equal, unavailable_fields
-from reference_impl.cleanup import cleanup
-from reference_impl.cli import main
+from conformance.tables.mutations import rewrite_sidecar_paths
+from reference_impl.cleanup.cleaner import cleanup
+from reference_impl.cli.main import main
 from reference_impl.errors import VersionNotFound
-from reference_impl.fixtures.mutations import rewrite_sidecar_paths
-from reference_impl.naming import SIDECAR_DIR, classic_checkpoint_name, commit_name, crc_name
-from reference_impl.snapshot import read_snapshot
-from reference_impl.storage import to_uri
-from reference_impl.table_properties import MS_PER_DAY
+from reference_impl.log.naming import SIDECAR_DIR, classic_checkpoint_name, commit_name, crc_name
+from reference_impl.log.table_properties import MS_PER_DAY
+from reference_impl.read.snapshot import read_snapshot
+from reference_impl.storage.local import to_uri
 from tests.cleanup.conftest import CleanupTables
 from tests.cleanup.tables import (
     NOW,
@@ -438,7 +438,7 @@ def test_compatibility_copy_of_a_checkpoint_without_sidecars(
     "A compatibility checkpoint MUST describe the same table state as the UUID-named checkpoint of its
     version."
     """
-    from reference_impl.checkpoint_writer import CheckpointOptions, write_checkpoint
+    from reference_impl.write.writer import CheckpointOptions, write_checkpoint
 
     base = cleanup_tables.copy(tmp_path / "table")
     commit3 = [json.loads(line) for line in (base.log_dir / commit_name(3)).read_text().splitlines()]

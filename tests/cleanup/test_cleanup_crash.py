@@ -14,10 +14,10 @@ import pytest
 
 from conformance.adapters.delta_spark import delta_spark_state
 from conformance.compare import assert_states_equal
-from reference_impl.cleanup import cleanup
+from reference_impl.cleanup.cleaner import cleanup
 from reference_impl.faults import CRASH_EXIT_STATUS, ENV_FAULT
-from reference_impl.naming import classic_checkpoint_name
-from reference_impl.snapshot import read_snapshot
+from reference_impl.log.naming import classic_checkpoint_name
+from reference_impl.read.snapshot import read_snapshot
 from tests.cleanup.conftest import Cleaned, CleanupTables
 from tests.cleanup.tables import NOW, log_files
 
@@ -29,7 +29,16 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _cleanup_cli(table: Path, fault: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, **{ENV_FAULT: fault})
-    argv = [sys.executable, "-m", "reference_impl.cli", "cleanup", str(table), "--now", str(NOW), "--quiet"]
+    argv = [
+        sys.executable,
+        "-m",
+        "reference_impl.cli.main",
+        "cleanup",
+        str(table),
+        "--now",
+        str(NOW),
+        "--quiet",
+    ]
     return subprocess.run(argv, env=env, cwd=REPO, capture_output=True, text=True, timeout=900, check=False)
 
 

@@ -1,4 +1,4 @@
-"""The pure part of the cleaner (:mod:`reference_impl.cleanup_plan`) on synthetic logs: no Spark.
+"""The pure part of the cleaner (:mod:`reference_impl.cleanup.plan`) on synthetic logs: no Spark.
 
 Each test lays out a ``_delta_log`` of empty-ish files with chosen modification times and checks
 the decisions: cutoffs, the cutoff commit and checkpoint, what is deleted and why.
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from reference_impl.cleanup import cleanup
-from reference_impl.cleanup_plan import (
+from reference_impl.cleanup.cleaner import cleanup
+from reference_impl.cleanup.plan import (
     commit_timestamps,
     format_ms,
     log_cutoff,
@@ -24,16 +24,16 @@ from reference_impl.cleanup_plan import (
     structural_checks,
 )
 from reference_impl.errors import InvalidOption, LogCorrupt
-from reference_impl.log_segment import list_log
-from reference_impl.naming import (
+from reference_impl.log.naming import (
     classic_checkpoint_name,
     commit_name,
     compaction_name,
     crc_name,
     part_checkpoint_name,
 )
-from reference_impl.storage import FileInfo, LocalStorage
-from reference_impl.table_properties import MS_PER_DAY
+from reference_impl.log.segment import list_log
+from reference_impl.log.table_properties import MS_PER_DAY
+from reference_impl.storage.local import FileInfo, LocalStorage
 
 DAY = MS_PER_DAY
 HOUR = 3_600_000

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from conformance.plugin import FixtureExpectation, fixture_expectations
+from fixtures.generator.generate import SIZE_BUDGET_BYTES, load_cases, tree_size, verify, write_index
 from reference_impl.errors import CheckpointError
-from reference_impl.fixtures.generate import SIZE_BUDGET_BYTES, load_cases, tree_size, verify, write_index
 from spec.schemas import validator
 from spec.table_state import TableState
 
@@ -81,7 +81,7 @@ def test_reference_reader_meets_expectation(
     spark: SparkSession, fx: FixtureExpectation, tmp_path: Path
 ) -> None:
     """The reference reader reports each fixture's expected state, checkpoint, or error code."""
-    from reference_impl.snapshot import read_snapshot
+    from reference_impl.read.snapshot import read_snapshot
 
     table = tmp_path / "table"
     shutil.copytree(fx.case_dir / "table", table)

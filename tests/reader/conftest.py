@@ -1,7 +1,7 @@
 """Fixtures of the reader-vs-oracle tests: tables built once per session by the real writers.
 
-``tables.get(shape)`` builds a shape (see :mod:`tests.delta_tables`) the first time a test asks for
-it and returns the same :class:`~tests.delta_tables.BuiltTable` afterwards; tests never modify it —
+``tables.get(shape)`` builds a shape (see :mod:`conformance.tables.real_writers`) the first time a test asks for
+it and returns the same :class:`~conformance.tables.real_writers.BuiltTable` afterwards; tests never modify it —
 they copy it with :func:`copy_table` into their own ``tmp_path`` first. Running a subset of the
 tests therefore only builds the shapes that subset needs.
 
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.delta_tables import BuiltTable, TableCache, shared_cache
+from conformance.tables.real_writers import BuiltTable, TableCache, shared_cache
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from conformance.adapters.delta_spark import delta_spark_state
-from reference_impl.fixtures import mutations
-from reference_impl.fixtures.mutations import delete_commits_before
-from reference_impl.naming import DELTA_LOG, commit_name, parse_log_file_name
+from conformance.tables.mutations import delete_commits_before
+from fixtures.generator import mutations
+from reference_impl.log.naming import DELTA_LOG, commit_name, parse_log_file_name
 from spec.table_state import TableState
 
 if TYPE_CHECKING:

@@ -18,12 +18,12 @@ from pyspark.sql import SparkSession
 
 from conformance.adapters.delta_spark import delta_spark_state
 from conformance.compare import assert_states_equal
+from conformance.tables.mutations import delete_commits_before
+from conformance.tables.real_writers import BuiltTable, sidecar_files
 from reference_impl.errors import CheckpointError
-from reference_impl.fixtures.mutations import delete_commits_before
-from reference_impl.naming import DELTA_LOG, SIDECAR_DIR, LogFileKind, commit_name, parse_log_file_name
-from reference_impl.snapshot import read_snapshot
+from reference_impl.log.naming import DELTA_LOG, SIDECAR_DIR, LogFileKind, commit_name, parse_log_file_name
+from reference_impl.read.snapshot import read_snapshot
 from spec.table_state import TableState
-from tests.delta_tables import BuiltTable, sidecar_files
 from tests.reader.helpers import (
     checkpoint_version_of,
     log_dir,

@@ -27,10 +27,10 @@ from pyspark.sql import SparkSession
 from conformance.adapters.delta_spark import delta_spark_state
 from conformance.adapters.deltalake import deltalake_row_count, deltalake_state
 from conformance.compare import assert_states_equal, unavailable_fields
-from reference_impl.last_checkpoint import LastCheckpoint, LastCheckpointV2, parse_last_checkpoint
-from reference_impl.naming import LAST_CHECKPOINT
-from reference_impl.snapshot import read_snapshot
-from tests.delta_tables import BuiltTable, checkpoint_files
+from conformance.tables.real_writers import BuiltTable, checkpoint_files
+from reference_impl.log.last_checkpoint import LastCheckpoint, LastCheckpointV2, parse_last_checkpoint
+from reference_impl.log.naming import LAST_CHECKPOINT
+from reference_impl.read.snapshot import read_snapshot
 from tests.reader.helpers import checkpoint_version_of, expected_rows, log_dir
 
 CopyOf = Callable[[str], tuple[BuiltTable, Path]]

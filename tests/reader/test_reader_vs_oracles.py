@@ -1,6 +1,6 @@
 """The reference reader against the real thing: delta-spark's own snapshot and deltalake's.
 
-For every table shape (built by delta-spark itself or by deltalake, see :mod:`tests.delta_tables`)
+For every table shape (built by delta-spark itself or by deltalake, see :mod:`conformance.tables.real_writers`)
 the commits before the newest checkpoint are deleted — the one *at* the checkpoint version stays —
 so the state can only come from the checkpoint plus the commits after it. Our ``TableState`` must
 then equal delta-spark's field by field (files with all their fields, metadata, protocol, txns,
@@ -24,9 +24,9 @@ from pyspark.sql import SparkSession
 from conformance.adapters.delta_spark import delta_spark_state
 from conformance.adapters.deltalake import deltalake_row_count, deltalake_state
 from conformance.compare import assert_states_equal, unavailable_fields
-from reference_impl.snapshot import read_snapshot
+from conformance.tables.real_writers import DELTA_SPARK_BUILDERS, DELTALAKE_BUILDERS, BuiltTable
+from reference_impl.read.snapshot import read_snapshot
 from spec.table_state import TableState
-from tests.delta_tables import DELTA_SPARK_BUILDERS, DELTALAKE_BUILDERS, BuiltTable
 from tests.reader.helpers import (
     checkpoint_version_of,
     delta_spark_state_at,

@@ -19,12 +19,12 @@ from pyspark.sql import SparkSession
 from conformance.adapters.delta_spark import delta_spark_state
 from conformance.adapters.deltalake import deltalake_state
 from conformance.compare import assert_states_equal, unavailable_fields
+from conformance.tables.mutations import delete_checkpoints_before, rewrite_sidecar_paths
+from conformance.tables.real_writers import BuiltTable
 from reference_impl.errors import CheckpointError
-from reference_impl.fixtures.mutations import delete_checkpoints_before, rewrite_sidecar_paths
-from reference_impl.naming import SIDECAR_DIR
-from reference_impl.snapshot import read_snapshot
-from reference_impl.storage import to_uri
-from tests.delta_tables import BuiltTable
+from reference_impl.log.naming import SIDECAR_DIR
+from reference_impl.read.snapshot import read_snapshot
+from reference_impl.storage.local import to_uri
 from tests.reader.helpers import log_dir, prune_commits_before
 
 CopyOf = Callable[[str], tuple[BuiltTable, Path]]

@@ -1,4 +1,4 @@
-"""``reference_impl.last_checkpoint``: the checksum, parsing and serialisation of ``_last_checkpoint``.
+"""``reference_impl.log.last_checkpoint``: the checksum, parsing and serialisation of ``_last_checkpoint``.
 
 Pure Python (no Spark). The test vectors are those of protocol-notes §2.6 / spec §15.2, computed
 independently and agreeing with delta-spark.
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from reference_impl.errors import LastCheckpointCorrupt
-from reference_impl.last_checkpoint import (
+from reference_impl.log.last_checkpoint import (
     LastCheckpoint,
     LastCheckpointV2,
     SidecarRef,

@@ -1,4 +1,4 @@
-"""``reference_impl.log_segment``: which checkpoint and commits reconstruct a version, on fake logs.
+"""``reference_impl.log.segment``: which checkpoint and commits reconstruct a version, on fake logs.
 
 Pure Python (no Spark). Each test lays out a ``_delta_log`` of small placeholder files (content is
 irrelevant to the choice, size > 0 unless the test is about 0-byte files) and checks the listing,
@@ -14,20 +14,20 @@ from pathlib import Path
 import pytest
 
 from reference_impl.errors import LogGap, TableNotFound, VersionNotFound
-from reference_impl.last_checkpoint import LastCheckpoint, LastCheckpointV2
-from reference_impl.log_segment import (
+from reference_impl.log.last_checkpoint import LastCheckpoint, LastCheckpointV2
+from reference_impl.log.naming import (
+    LogFileKind,
+    classic_checkpoint_name,
+    commit_name,
+    part_checkpoint_name,
+)
+from reference_impl.log.segment import (
     HintState,
     LogListing,
     LogSegment,
     list_log,
     read_hint,
     segments_newest_first,
-)
-from reference_impl.naming import (
-    LogFileKind,
-    classic_checkpoint_name,
-    commit_name,
-    part_checkpoint_name,
 )
 
 UUID_A = "00000000-0000-4000-8000-00000000000a"

@@ -1,4 +1,4 @@
-"""``reference_impl.naming``: every ``_delta_log`` file kind parsed and formatted, strict vs lenient.
+"""``reference_impl.log.naming``: every ``_delta_log`` file kind parsed and formatted, strict vs lenient.
 
 Pure Python (no Spark). Lenient parsing is what readers use (delta-spark's ``FileNames`` regexes);
 ``LogFileName.conforms`` is the strict, spec-padded form writers must produce.
@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from reference_impl.naming import (
+from reference_impl.log.naming import (
     LogFileKind,
     LogFileName,
     classic_checkpoint_name,

@@ -20,16 +20,16 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from reference_impl.snapshot import read_snapshot
-from reference_impl.spark_session import ENV_CONF, ENV_MASTER, has_delta_classes
+from conformance.tables.real_writers import shared_cache
+from reference_impl.read.snapshot import read_snapshot
+from reference_impl.spark.session import ENV_CONF, ENV_MASTER, has_delta_classes
 from spec.table_state import TableState
-from tests.delta_tables import shared_cache
 
 CHILD = textwrap.dedent(
     """
     import json, sys
-    from reference_impl.spark_session import get_spark, has_delta_classes
-    from reference_impl.snapshot import read_snapshot
+    from reference_impl.spark.session import get_spark, has_delta_classes
+    from reference_impl.read.snapshot import read_snapshot
     spark = get_spark()
     jars = spark.sparkContext.getConf().get("spark.jars", "")
     extensions = spark.sparkContext.getConf().get("spark.sql.extensions", "")

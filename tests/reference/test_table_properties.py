@@ -1,4 +1,4 @@
-"""``reference_impl.table_properties``: delta-spark's calendar intervals and property defaults.
+"""``reference_impl.log.table_properties``: delta-spark's calendar intervals and property defaults.
 
 Pure Python (no Spark).
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from reference_impl.errors import InvalidOption
-from reference_impl.table_properties import MS_PER_DAY, TableProperties, parse_interval_ms
+from reference_impl.log.table_properties import MS_PER_DAY, TableProperties, parse_interval_ms
 
 HOUR_MS = 3_600_000
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reference_impl.naming import DELTA_LOG, LogFileKind, commit_name, parse_log_file_name
+from reference_impl.log.naming import DELTA_LOG, LogFileKind, commit_name, parse_log_file_name
 from tests.reader.helpers import log_dir
 
 if TYPE_CHECKING:

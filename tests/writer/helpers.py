@@ -12,14 +12,14 @@ import pyarrow.parquet as pq
 from conformance.adapters.delta_spark import delta_spark_state
 from conformance.adapters.deltalake import deltalake_row_count, deltalake_state
 from conformance.compare import assert_states_equal, unavailable_fields
-from reference_impl.snapshot import read_snapshot
+from reference_impl.read.snapshot import read_snapshot
 from spec.table_state import TableState
 from tests.writer.builders import log_dir
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from reference_impl.checkpoint_writer import CheckpointResult
+    from reference_impl.write.writer import CheckpointResult
 
 
 def rows_of(path: Path) -> list[dict[str, Any]]:

@@ -1,7 +1,7 @@
 """Bad input: one clear error (code, file, rule) with exit status 2, and nothing written or deleted.
 
 Every case runs the ``delta-ckpt checkpoint`` command line — in-process through
-:func:`reference_impl.cli.main` (the same argument parsing, error printing and exit status as the
+:func:`reference_impl.cli.main.main` (the same argument parsing, error printing and exit status as the
 installed script, sharing the test session's JVM), and the missing-``_delta_log`` case as the real
 installed script in a subprocess (it fails before Spark starts; the crash-point tests run the
 script with a JVM) — or, where noted, the Python API. Before and after, the whole table directory is
@@ -27,10 +27,10 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from reference_impl.checkpoint_writer import CheckpointOptions, write_checkpoint
-from reference_impl.cli import main
+from reference_impl.cli.main import main
 from reference_impl.errors import CheckpointError
-from reference_impl.naming import commit_name
+from reference_impl.log.naming import commit_name
+from reference_impl.write.writer import CheckpointOptions, write_checkpoint
 from tests.writer.builders import (
     add,
     listing_diff,
@@ -114,7 +114,7 @@ def _run_in_process(
 
 def _run_subprocess(table: Path, args: tuple[str, ...]) -> tuple[int, str]:
     script = Path(sys.executable).with_name("delta-ckpt")
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "reference_impl.cli"]
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "reference_impl.cli.main"]
     env = {k: v for k, v in os.environ.items() if k != "DELTA_CKPT_FAULT"}
     proc = subprocess.run([*command, "checkpoint", str(table), *args, "--quiet"], capture_output=True, text=True,
                           env=env, timeout=600, check=False)  # fmt: skip

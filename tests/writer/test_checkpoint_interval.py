@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from reference_impl.naming import DELTA_LOG
-from reference_impl.snapshot import read_snapshot
-from reference_impl.table_properties import TableProperties
-from tests.delta_tables import checkpoint_versions, commit_versions
+from conformance.tables.real_writers import checkpoint_versions, commit_versions
+from reference_impl.log.naming import DELTA_LOG
+from reference_impl.log.table_properties import TableProperties
+from reference_impl.read.snapshot import read_snapshot
 
 LATEST = 11  # one version past 10, so the default interval has exactly one multiple
 

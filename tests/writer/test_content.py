@@ -28,8 +28,8 @@ from pyspark.sql import SparkSession
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from reference_impl.checkpoint_writer import CheckpointOptions, CheckpointResult, write_checkpoint
-from reference_impl.naming import LogFileKind, parse_log_file_name
+from reference_impl.log.naming import LogFileKind, parse_log_file_name
+from reference_impl.write.writer import CheckpointOptions, CheckpointResult, write_checkpoint
 from tests.writer.builders import (
     HOUR_MS,
     add,
@@ -55,7 +55,7 @@ MINUTE_MS = 60_000
 _UNRESERVED = re.compile(r"^[A-Za-z0-9._~-]+$")
 
 # --------------------------------------------------------------------------------------------------
-# §15.1, independently of reference_impl.last_checkpoint
+# §15.1, independently of reference_impl.log.last_checkpoint
 # --------------------------------------------------------------------------------------------------
 
 

@@ -38,10 +38,10 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
-from reference_impl.checkpoint_writer import CheckpointOptions, CheckpointResult, write_checkpoint
 from reference_impl.faults import CRASH_EXIT_STATUS, ENV_FAULT, FaultPlan
-from reference_impl.naming import LAST_CHECKPOINT, classic_checkpoint_name, parse_log_file_name
-from reference_impl.staging import job_group_stages
+from reference_impl.log.naming import LAST_CHECKPOINT, classic_checkpoint_name, parse_log_file_name
+from reference_impl.write.staging import job_group_stages
+from reference_impl.write.writer import CheckpointOptions, CheckpointResult, write_checkpoint
 from spec.table_state import TableState
 from tests.writer.builders import Shape, checkpoint_names, log_dir, sidecar_names
 from tests.writer.conftest import ShapeCache
@@ -80,7 +80,7 @@ def _copy(base: Base, tmp_path: Path) -> Path:
 
 def _cli() -> list[str]:
     script = Path(sys.executable).with_name("delta-ckpt")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "reference_impl.cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "reference_impl.cli.main"]
 
 
 def run_cli(

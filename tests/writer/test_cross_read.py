@@ -37,8 +37,8 @@ from types import ModuleType
 import pytest
 from pyspark.sql import SparkSession
 
-from reference_impl.checkpoint_writer import CheckpointOptions, CheckpointResult, write_checkpoint
-from reference_impl.naming import classic_checkpoint_name, parse_log_file_name, part_checkpoint_name
+from reference_impl.log.naming import classic_checkpoint_name, parse_log_file_name, part_checkpoint_name
+from reference_impl.write.writer import CheckpointOptions, CheckpointResult, write_checkpoint
 from spec.table_state import TableState
 from tests.reader.helpers import prune_commits_before
 from tests.writer.builders import FILES_10K, FILES_10K_REMOVED

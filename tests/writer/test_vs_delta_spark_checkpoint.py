@@ -38,9 +38,9 @@ import pytest
 from pyspark.sql import SparkSession
 
 from conformance.adapters.delta_spark import delta_log
-from reference_impl.checkpoint_writer import CheckpointOptions, write_checkpoint
-from reference_impl.naming import LogFileKind, parse_log_file_name
-from reference_impl.spark_session import temporary_conf as session_conf
+from reference_impl.log.naming import LogFileKind, parse_log_file_name
+from reference_impl.spark.session import temporary_conf as session_conf
+from reference_impl.write.writer import CheckpointOptions, write_checkpoint
 from tests.writer.builders import (
     add,
     checkpoint_names,

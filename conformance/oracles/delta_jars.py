@@ -1,0 +1,119 @@
+"""Resolve delta-spark's jars from Maven Central once, cache them in the project, reuse offline.
+
+Only the oracle side (delta-spark sessions) needs these jars; the reference implementation never
+does. Resolution runs Apache Ivy — the copy bundled with pyspark — as a standalone program, so a
+failure is a clean error instead of a JVM that dies during SparkSession start-up.
+
+Cache layout (``DELTA_CKPT_CACHE``, default ``<project>/.cache`` in a source checkout, else
+``~/.cache/delta-checkpoint-conformance``)::
+
+    delta-jars/<coordinate>/jars/*.jar     the retrieved jars
+    delta-jars/<coordinate>/jars.txt       the jars to put on the classpath, one per line
+    ivy/                                   Ivy's download cache
+
+Jars that pyspark already ships (Hadoop, Parquet, Jackson, Scala, log4j, …) are left out of
+``jars.txt`` so the session keeps one copy of each library.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from reference_impl.errors import DeltaJarsUnavailable
+
+DELTA_VERSION = "4.4.0"
+ENV_CACHE = "DELTA_CKPT_CACHE"
+_ARTIFACT_RE = re.compile(r"^(?:[^_]+_)?(?P<artifact>.+?)-\d[^-]*(?:-[A-Za-z0-9]+)?\.jar$")
+
+
+def project_root() -> Path | None:
+    """The source checkout this package lives in, if it is one."""
+    candidate = Path(__file__).resolve().parents[2]
+    return candidate if (candidate / "pyproject.toml").is_file() else None
+
+
+def cache_dir() -> Path:
+    env = os.environ.get(ENV_CACHE)
+    if env:
+        return Path(env)
+    root = project_root()
+    if root is not None:
+        return root / ".cache"
+    return Path.home() / ".cache" / "delta-checkpoint-conformance"
+
+
+def delta_coordinate() -> tuple[str, str, str]:
+    """``(group, artifact, version)`` of delta-spark for the installed pyspark."""
+    import pyspark
+
+    major_minor = ".".join(pyspark.__version__.split(".")[:2])
+    return ("io.delta", f"delta-spark_{major_minor}_2.13", DELTA_VERSION)
+
+
+def _pyspark_jars_dir() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).parent / "jars"
+
+
+def _artifact_name(jar_name: str) -> str:
+    match = _ARTIFACT_RE.match(jar_name)
+    return match.group("artifact") if match else jar_name
+
+
+def _manifest(coord: tuple[str, str, str]) -> Path:
+    return cache_dir() / "delta-jars" / ":".join(coord).replace(":", "_") / "jars.txt"
+
+
+def cached_delta_jars() -> list[Path] | None:
+    """The cached classpath, or ``None`` if it is missing or incomplete."""
+    manifest = _manifest(delta_coordinate())
+    if not manifest.is_file():
+        return None
+    jars = [Path(line) for line in manifest.read_text().splitlines() if line.strip()]
+    if not jars or not all(j.is_file() for j in jars):
+        return None
+    return jars
+
+
+def resolve_delta_jars(*, timeout_s: float = 900.0) -> list[Path]:
+    """Return delta-spark's classpath, downloading it from Maven Central on first use."""
+    cached = cached_delta_jars()
+    if cached is not None:
+        return cached
+    coord = delta_coordinate()
+    manifest = _manifest(coord)
+    target = manifest.parent / "jars"
+    ivy_jars = sorted(_pyspark_jars_dir().glob("ivy-*.jar"))
+    java = shutil.which("java")
+    if not ivy_jars or java is None:
+        raise DeltaJarsUnavailable(
+            f"cannot resolve {':'.join(coord)}: "
+            + ("no java on PATH" if java is None else "pyspark ships no Ivy jar")
+        )
+    target.mkdir(parents=True, exist_ok=True)
+    cmd = [
+        java, "-jar", str(ivy_jars[-1]),
+        "-dependency", *coord,
+        "-confs", "default",
+        "-m2compatible",
+        "-cache", str(cache_dir() / "ivy"),
+        "-retrieve", str(target / "[organisation]_[artifact]-[revision](-[classifier]).[ext]"),
+    ]  # fmt: skip
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise DeltaJarsUnavailable(f"resolving {':'.join(coord)} from Maven Central timed out") from exc
+    if proc.returncode != 0:
+        tail = " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-6:])
+        raise DeltaJarsUnavailable(f"resolving {':'.join(coord)} from Maven Central failed: {tail}")
+    shipped = {_artifact_name(p.name) for p in _pyspark_jars_dir().glob("*.jar")}
+    keep = sorted(p for p in target.glob("*.jar") if _artifact_name(p.name) not in shipped)
+    if not any(p.name.startswith(f"io.delta_{coord[1]}") for p in keep):
+        raise DeltaJarsUnavailable(f"Ivy finished but {coord[1]} is not among the retrieved jars in {target}")
+    manifest.write_text("".join(f"{p}\n" for p in keep))
+    return keep

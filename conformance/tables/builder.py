@@ -1,0 +1,456 @@
+"""Build small Delta tables deterministically, commit by commit, without Spark.
+
+Used by the fixture generators (``fixtures/``) and by tests that need a table of a given shape.
+Every commit is written as JSON lines with a fixed clock and seeded UUIDs, and every data file as a
+tiny Parquet file written by pyarrow, so regenerating a table gives byte-identical commits.
+
+The builder is also an oracle: it applies PROTOCOL.md's action reconciliation to its own commits
+as it writes them (a few dictionaries, independent of the Spark reader) and can return the
+expected :class:`~spec.table_state.TableState` of any version it wrote.
+
+| method | commits |
+|---|---|
+| :meth:`TableBuilder.create` | ``protocol`` + ``metaData`` (+ files) |
+| :meth:`TableBuilder.append` | one data file per partition value, with statistics |
+| :meth:`TableBuilder.remove` | ``remove`` actions (tombstones) |
+| :meth:`TableBuilder.delete_rows` | a deletion vector: ``remove`` of the old ``(path, dv)`` + ``add`` of the new |
+| :meth:`TableBuilder.set_properties`, :meth:`TableBuilder.set_features` | a new ``metaData`` / ``protocol`` |
+| :meth:`TableBuilder.txn`, :meth:`TableBuilder.domain` | ``txn`` / ``domainMetadata`` |
+| :meth:`TableBuilder.commit` | any actions as given |
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import json
+import os
+import random
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from conformance.tables.deletion_vectors import inline_descriptor
+from reference_impl.log.naming import DELTA_LOG, commit_name
+from reference_impl.log.table_properties import TableProperties
+from spec.table_state import TableState, dv_id
+
+#: 2025-01-01T00:00:00Z — the default start of fixture clocks.
+EPOCH_2025_MS = 1_735_689_600_000
+ENGINE_INFO = "delta-checkpoint-conformance table_builder"
+READER_WRITER_FEATURES = frozenset(
+    {"columnMapping", "deletionVectors", "timestampNtz", "v2Checkpoint", "vacuumProtocolCheck"}
+)
+
+
+@dataclass
+class Clock:
+    """A deterministic clock: every :meth:`tick` advances by ``step_ms``."""
+
+    now_ms: int = EPOCH_2025_MS
+    step_ms: int = 60_000
+
+    def tick(self) -> int:
+        self.now_ms += self.step_ms
+        return self.now_ms
+
+
+class Ids:
+    """Seeded version-4 UUIDs."""
+
+    def __init__(self, seed: str) -> None:
+        self._rng = random.Random(seed)
+
+    def uuid(self) -> uuid.UUID:
+        return uuid.UUID(int=self._rng.getrandbits(128), version=4)
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str  # Delta primitive type name: long, integer, string, double, boolean, date, timestamp
+    nullable: bool = True
+
+
+def _stat_value(value: Any, dtype: str) -> Any:
+    if dtype == "timestamp":
+        assert isinstance(value, dt.datetime)
+        return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    if dtype == "date":
+        return value.isoformat()
+    return value
+
+
+def _partition_value(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return str(value)
+
+
+_ARROW_TYPES = {
+    "long": "int64", "integer": "int32", "string": "string", "double": "float64",
+    "boolean": "bool", "date": "date32", "timestamp": "timestamp_us_utc",
+}  # fmt: skip
+_STATS_ELIGIBLE = {"long", "integer", "string", "double", "date", "timestamp"}
+
+
+def protocol_for(reader_features: Iterable[str] = (), writer_features: Iterable[str] = ()) -> dict[str, Any]:
+    """A protocol action: (1, 2) without features, else table-features versions (3 and/or 7)."""
+    writers = set(writer_features) | set(reader_features)
+    readers = set(reader_features)
+    if not writers:
+        return {"minReaderVersion": 1, "minWriterVersion": 2}
+    out: dict[str, Any] = {"minReaderVersion": 3 if readers else 1, "minWriterVersion": 7}
+    if readers:
+        out["readerFeatures"] = sorted(readers)
+    out["writerFeatures"] = sorted(writers)
+    return out
+
+
+@dataclass
+class _LiveState:
+    protocol: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    files: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    tombstones: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    txns: dict[str, dict[str, Any]] = field(default_factory=dict)
+    domains: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def rows(start: int, count: int, *, parts: int = 0) -> list[dict[str, Any]]:
+    """Rows ``start .. start+count-1`` of the builders' usual schema (``id``, ``value``, optional ``part``)."""
+    out = []
+    for n in range(start, start + count):
+        row: dict[str, Any] = {"id": n, "value": f"value-{n}"}
+        if parts:
+            row["part"] = f"p{n % parts}"
+        out.append(row)
+    return out
+
+
+class TableBuilder:
+    """A table under construction at ``root`` (see the module docs)."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        columns: Sequence[Column],
+        partition_columns: Sequence[str] = (),
+        configuration: Mapping[str, str] | None = None,
+        reader_features: Iterable[str] = (),
+        writer_features: Iterable[str] = (),
+        column_mapping: bool = False,
+        clock: Clock | None = None,
+        ids: Ids | None = None,
+        write_data: bool = True,
+        name: str | None = None,
+    ) -> None:
+        self.root = root
+        self.log_dir = root / DELTA_LOG
+        self.columns = list(columns)
+        self.partition_columns = list(partition_columns)
+        self.configuration = dict(configuration or {})
+        self.clock = clock or Clock()
+        self.ids = ids or Ids(str(root.name))
+        self.write_data = write_data
+        self.name = name
+        readers, writers = set(reader_features), set(writer_features)
+        if column_mapping:
+            readers.add("columnMapping")
+            self.configuration.setdefault("delta.columnMapping.mode", "name")
+            self.configuration["delta.columnMapping.maxColumnId"] = str(len(self.columns))
+        self.physical = {
+            c.name: (f"col-{self.ids.uuid()}" if column_mapping else c.name) for c in self.columns
+        }
+        self.column_mapping = column_mapping
+        self._reader_features, self._writer_features = readers, writers
+        self.version = -1
+        self._live = _LiveState()
+        self._history: dict[int, _LiveState] = {}
+        self._dv_rows: dict[str, list[int]] = {}  # inline DV -> the row indexes it deletes
+
+    # -- schema -----------------------------------------------------------------------------
+
+    def schema_json(self) -> dict[str, Any]:
+        fields = []
+        for index, col in enumerate(self.columns, start=1):
+            metadata: dict[str, Any] = {}
+            if self.column_mapping:
+                metadata = {
+                    "delta.columnMapping.id": index,
+                    "delta.columnMapping.physicalName": self.physical[col.name],
+                }
+            fields.append(
+                {"name": col.name, "type": col.type, "nullable": col.nullable, "metadata": metadata}
+            )
+        return {"type": "struct", "fields": fields}
+
+    def _metadata_action(self, table_id: str, created: int) -> dict[str, Any]:
+        action: dict[str, Any] = {"id": table_id}
+        if self.name:
+            action["name"] = self.name
+        action.update({
+            "format": {"provider": "parquet", "options": {}},
+            "schemaString": json.dumps(self.schema_json(), separators=(",", ":")),
+            "partitionColumns": list(self.partition_columns),
+            "configuration": dict(self.configuration),
+            "createdTime": created,
+        })  # fmt: skip
+        return action
+
+    # -- commits ----------------------------------------------------------------------------
+
+    def commit(self, actions: Sequence[Mapping[str, Any]], *, operation: str = "WRITE") -> int:
+        """Write the next commit with ``actions`` (a ``commitInfo`` is prepended) and apply them."""
+        version = self.version + 1
+        timestamp = self.clock.tick()
+        info = {"commitInfo": {"timestamp": timestamp, "operation": operation, "operationParameters": {},
+                               "engineInfo": ENGINE_INFO}}  # fmt: skip
+        lines = [info, *actions]
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        path = self.log_dir / commit_name(version)
+        with open(path, "x", encoding="utf-8") as handle:
+            for action in lines:
+                handle.write(json.dumps(action, separators=(",", ":"), ensure_ascii=False) + "\n")
+        ns = timestamp * 1_000_000
+        os.utime(path, ns=(ns, ns))
+        self.version = version
+        for action in actions:
+            self._apply(action)
+        self._history[version] = copy.deepcopy(self._live)
+        return version
+
+    def _apply(self, action: Mapping[str, Any]) -> None:
+        ((kind, value),) = action.items()
+        live = self._live
+        if kind == "protocol":
+            live.protocol = dict(value)
+        elif kind == "metaData":
+            live.metadata = dict(value)
+        elif kind == "txn":
+            live.txns[value["appId"]] = dict(value)
+        elif kind == "domainMetadata":
+            if value.get("removed"):
+                live.domains.pop(value["domain"], None)
+            else:
+                live.domains[value["domain"]] = dict(value)
+        elif kind in ("add", "remove"):
+            key = (value["path"], dv_id(value.get("deletionVector")) or "")
+            if kind == "add":
+                live.files[key] = dict(value)
+                live.tombstones.pop(key, None)
+            else:
+                live.files.pop(key, None)
+                live.tombstones[key] = dict(value)
+
+    def create(self, rows: Sequence[Mapping[str, Any]] = (), *, table_id: str | None = None) -> int:
+        created = self.clock.now_ms
+        actions: list[dict[str, Any]] = [
+            {"protocol": protocol_for(self._reader_features, self._writer_features)},
+            {"metaData": self._metadata_action(table_id or str(self.ids.uuid()), created)},
+        ]
+        actions += [{"add": a} for a in self._data_files(rows)]
+        return self.commit(actions, operation="CREATE TABLE")
+
+    def append(
+        self,
+        rows: Sequence[Mapping[str, Any]],
+        *,
+        txn: tuple[str, int] | None = None,
+        files_per_partition: int = 1,
+    ) -> int:
+        actions: list[dict[str, Any]] = []
+        if txn is not None:
+            actions.append({"txn": {"appId": txn[0], "version": txn[1], "lastUpdated": self.clock.now_ms}})
+        actions += [{"add": a} for a in self._data_files(rows, files_per_partition=files_per_partition)]
+        return self.commit(actions)
+
+    def remove(self, paths: Iterable[str], *, deletion_timestamp: int | None = None) -> int:
+        actions = []
+        for path in paths:
+            add = next(a for (p, _), a in self._live.files.items() if p == path)
+            actions.append({"remove": self._remove_of(add, deletion_timestamp)})
+        return self.commit(actions, operation="DELETE")
+
+    def _remove_of(self, add: Mapping[str, Any], deletion_timestamp: int | None) -> dict[str, Any]:
+        remove: dict[str, Any] = {
+            "path": add["path"],
+            "deletionTimestamp": deletion_timestamp if deletion_timestamp is not None else self.clock.now_ms,
+            "dataChange": True,
+            "extendedFileMetadata": True,
+            "partitionValues": dict(add.get("partitionValues") or {}),
+            "size": add["size"],
+        }
+        if add.get("deletionVector"):
+            remove["deletionVector"] = dict(add["deletionVector"])
+        if add.get("stats"):
+            remove["stats"] = add["stats"]
+        return remove
+
+    def delete_rows(self, path: str, row_indexes: Iterable[int]) -> int:
+        """Mark rows of a live file deleted with an inline deletion vector (old DV rows kept)."""
+        ((_, add),) = [(k, a) for k, a in self._live.files.items() if k[0] == path]
+        old_dv = add.get("deletionVector")
+        previous = set(self._dv_rows.get(str(old_dv["pathOrInlineDv"]), [])) if old_dv else set()
+        rows = previous | set(row_indexes)
+        dv = inline_descriptor(rows)
+        self._dv_rows[dv["pathOrInlineDv"]] = sorted(rows)
+        new_add = dict(add, deletionVector=dv, dataChange=True)
+        stats = json.loads(add["stats"]) if add.get("stats") else None
+        if stats is not None:
+            stats["tightBounds"] = False
+            new_add["stats"] = json.dumps(stats, separators=(",", ":"))
+        return self.commit([{"remove": self._remove_of(add, None)}, {"add": new_add}], operation="DELETE")
+
+    def set_properties(self, properties: Mapping[str, str]) -> int:
+        self.configuration.update(properties)
+        metadata = dict(self._live.metadata, configuration=dict(self.configuration))
+        return self.commit([{"metaData": metadata}], operation="SET TBLPROPERTIES")
+
+    def set_features(self, reader_features: Iterable[str] = (), writer_features: Iterable[str] = ()) -> int:
+        self._reader_features |= set(reader_features)
+        self._writer_features |= set(writer_features)
+        return self.commit([{"protocol": protocol_for(self._reader_features, self._writer_features)}],
+                           operation="UPGRADE PROTOCOL")  # fmt: skip
+
+    def txn(self, app_id: str, version: int, *, last_updated: int | None = None) -> int:
+        updated = last_updated if last_updated is not None else self.clock.now_ms
+        return self.commit([{"txn": {"appId": app_id, "version": version, "lastUpdated": updated}}])
+
+    def domain(self, domain: str, configuration: str, *, removed: bool = False) -> int:
+        return self.commit(
+            [{"domainMetadata": {"domain": domain, "configuration": configuration, "removed": removed}}]
+        )
+
+    # -- data files -------------------------------------------------------------------------
+
+    def _data_files(
+        self, rows: Sequence[Mapping[str, Any]], *, files_per_partition: int = 1
+    ) -> list[dict[str, Any]]:
+        groups: dict[tuple[Any, ...], list[Mapping[str, Any]]] = {}
+        for row in rows:
+            groups.setdefault(tuple(row.get(c) for c in self.partition_columns), []).append(row)
+        adds = []
+        for values, members in groups.items():
+            chunk = max(1, -(-len(members) // files_per_partition))
+            for start in range(0, len(members), chunk):
+                adds.append(
+                    self._data_file(
+                        dict(zip(self.partition_columns, values, strict=True)), members[start : start + chunk]
+                    )
+                )
+        return adds
+
+    def _data_columns(self) -> list[Column]:
+        parts = set(self.partition_columns)
+        return [c for c in self.columns if c.name not in parts]
+
+    def _data_file(self, partition: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        directory = "/".join(f"{self.physical[k]}={_partition_value(v)}" for k, v in partition.items())
+        name = f"part-00000-{self.ids.uuid()}-c000.snappy.parquet"
+        rel = f"{directory}/{name}" if directory else name
+        data_cols = self._data_columns()
+        arrays = {}
+        for col in data_cols:
+            arrow_type = _ARROW_TYPES[col.type]
+            values = [r.get(col.name) for r in rows]
+            if arrow_type == "timestamp_us_utc":
+                arrays[self.physical[col.name]] = pa.array(values, type=pa.timestamp("us", tz="UTC"))
+            else:
+                arrays[self.physical[col.name]] = pa.array(values, type=getattr(pa, arrow_type)())
+        size = 0
+        if self.write_data:
+            target = self.root / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            pq.write_table(pa.table(arrays), target, compression="snappy")
+            size = target.stat().st_size
+            ns = self.clock.now_ms * 1_000_000
+            os.utime(target, ns=(ns, ns))
+        else:
+            size = 1000 + 10 * len(rows)
+        return {
+            "path": rel,
+            "partitionValues": {self.physical[k]: _partition_value(v) for k, v in partition.items()},
+            "size": size,
+            "modificationTime": self.clock.now_ms,
+            "dataChange": True,
+            "stats": json.dumps(self._stats(data_cols, rows), separators=(",", ":")),
+        }
+
+    def _stats(self, data_cols: Sequence[Column], rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        mins: dict[str, Any] = {}
+        maxs: dict[str, Any] = {}
+        nulls: dict[str, Any] = {}
+        for col in data_cols:
+            values = [r.get(col.name) for r in rows]
+            present = [v for v in values if v is not None]
+            physical = self.physical[col.name]
+            nulls[physical] = len(values) - len(present)
+            if present and col.type in _STATS_ELIGIBLE:
+                mins[physical] = _stat_value(min(present), col.type)
+                maxs[physical] = _stat_value(max(present), col.type)
+        stats: dict[str, Any] = {
+            "numRecords": len(rows),
+            "minValues": mins,
+            "maxValues": maxs,
+            "nullCount": nulls,
+        }
+        if "deletionVectors" in self._reader_features:
+            stats["tightBounds"] = True
+        return stats
+
+    # -- the oracle -------------------------------------------------------------------------
+
+    @property
+    def live_paths(self) -> list[str]:
+        return sorted(p for p, _ in self._live.files)
+
+    def expected_state(self, version: int, *, now_ms: int) -> TableState:
+        """The state of ``version`` by construction (tombstones/txns filtered at ``now_ms``)."""
+        state = self._history[version]
+        props = TableProperties(state.metadata.get("configuration"))
+        tomb_cutoff = now_ms - props.deleted_file_retention_ms
+        txn_retention = props.set_transaction_retention_ms
+        txns = list(state.txns.values())
+        if txn_retention is not None:
+            txns = [
+                t
+                for t in txns
+                if t.get("lastUpdated") is not None and t["lastUpdated"] > now_ms - txn_retention
+            ]
+        return TableState.build(
+            version=version,
+            protocol=state.protocol,
+            metadata=state.metadata,
+            files=state.files.values(),
+            tombstones=[
+                t for t in state.tombstones.values() if (t.get("deletionTimestamp") or 0) > tomb_cutoff
+            ],
+            txns=txns,
+            domain_metadata=state.domains.values(),
+        )
+
+    def non_file_actions(self, version: int) -> list[dict[str, Any]]:
+        """The non-file actions a checkpoint of ``version`` holds (protocol, metaData, txns, domains)."""
+        state = self._history[version]
+        out: list[dict[str, Any]] = [{"protocol": dict(state.protocol)}, {"metaData": dict(state.metadata)}]
+        out += [{"txn": dict(state.txns[k])} for k in sorted(state.txns)]
+        out += [{"domainMetadata": dict(state.domains[k])} for k in sorted(state.domains)]
+        return out
+
+    def expected_rows(self, version: int) -> int:
+        """Rows visible at ``version`` (file row counts minus deletion-vector cardinalities)."""
+        total = 0
+        for add in self._history[version].files.values():
+            stats = json.loads(add["stats"]) if add.get("stats") else {}
+            dv = add.get("deletionVector") or {}
+            total += int(stats.get("numRecords", 0)) - int(dv.get("cardinality", 0))
+        return total

@@ -1,0 +1,121 @@
+"""Source tables for the cleaner tests (spec §18 Metadata cleanup), built the same way for every cleaner.
+
+Each case is a table with commits 0..8 (appends, then a remove at 8), checkpoints written by the
+reference writer, and ``delta.logRetentionDuration = interval 8 days``:
+
+| case | checkpoints | what a cleaner should delete (CKPT-CLEAN-009, -017) |
+|---|---|---|
+| ``classic`` | V1 classic at 2, 4, 7 | commits 0-3 and checkpoint 2 |
+| ``v2-sidecars`` | UUID-named V2 (JSON top-level file, sidecars) at 2, 4, 7 | the same and checkpoint 2's sidecars; and it should write a classic-named compatibility checkpoint at 4 (CKPT-COMPAT-004) |
+| ``late-checkpoint`` | V1 classic at 7 only | nothing: no checkpoint at or before the cutoff commit (CKPT-CLEAN-004) |
+| ``unknown-writer-feature`` | V1 classic at 2, 4, 7; commit 8 adds the writer feature ``madeUpWriterFeature`` instead of the remove | nothing, and fail with ``UNSUPPORTED_WRITER_FEATURE`` (CKPT-CLEAN-011) |
+
+**Clock.** The files of version ``v`` (commit, checksum, checkpoint files, sidecars, and Hadoop's
+hidden ``.crc`` companions) get the modification time ``M − (3·(8 − v) + 0.5)`` days, ``M`` being
+today's midnight UTC. A cleaner's cutoff — now minus 8 days, truncated to midnight or not, even if
+midnight passes during the run — then falls between version 5 (``M − 9.5 d``) and version 6
+(``M − 6.5 d``): the cutoff commit is 5 for every cleaner, whether it honours the suite's clock or
+reads the real time. The cutoff checkpoint is the newest at or before 5.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from conformance.tables.builder import rows
+from conformance.tables.shapes import new_table
+from reference_impl.log.naming import DELTA_LOG, SIDECAR_DIR, checksum_owner, parse_log_file_name
+from reference_impl.log.table_properties import MS_PER_DAY
+from spec.table_state import TableState
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+LATEST = 8
+CUTOFF_COMMIT = 5
+RETENTION = "interval 8 days"
+
+_V1: dict[str, Any] = {"spec": "v1"}
+_V2: dict[str, Any] = {"spec": "v2", "manifest": "json", "actions_per_sidecar": 2}
+UNKNOWN_WRITER_FEATURE = "madeUpWriterFeature"
+#: case -> (table variant, reference writer options, checkpointed versions, writer feature added at 8)
+_RECIPES: dict[str, tuple[str, dict[str, Any], tuple[int, ...], str | None]] = {
+    "classic": ("classic", _V1, (2, 4, 7), None),
+    "v2-sidecars": ("v2", _V2, (2, 4, 7), None),
+    "late-checkpoint": ("classic", _V1, (7,), None),
+    "unknown-writer-feature": ("classic", _V1, (2, 4, 7), UNKNOWN_WRITER_FEATURE),
+}
+CLEANUP_CASES: tuple[str, ...] = tuple(_RECIPES)
+
+
+@dataclass(frozen=True)
+class CleanupCase:
+    """A table to clean and what is known about it by construction."""
+
+    name: str
+    path: Path
+    now_ms: int
+    states: dict[int, TableState]  # the state of every version 0..LATEST
+    checkpoints: dict[int, tuple[str, ...]]  # version -> top-level file names (relative to _delta_log)
+    sidecars: dict[int, frozenset[str]]  # version -> "_sidecars/<name>" its checkpoint references
+    expected_error: str | None = None  # the code a cleaner must fail with, deleting nothing
+
+    @property
+    def log_dir(self) -> Path:
+        return self.path / DELTA_LOG
+
+    @property
+    def cutoff_checkpoint(self) -> int | None:
+        """The newest checkpoint at or before the cutoff commit (None: a cleaner must delete nothing)."""
+        return max((v for v in self.checkpoints if v <= CUTOFF_COMMIT), default=None)
+
+
+def stamp_ms(version: int, now_ms: int) -> int:
+    """The modification time of version ``version``'s files (see the module docs)."""
+    midnight = now_ms - now_ms % MS_PER_DAY
+    return midnight - (3 * (LATEST - version) * 2 + 1) * MS_PER_DAY // 2
+
+
+def _file_version(relative: str) -> int | None:
+    """The version a file under ``_delta_log`` belongs to (sidecars and ``.crc`` companions included)."""
+    name = relative.rsplit("/", 1)[-1]
+    name = checksum_owner(name) or name
+    if relative.startswith(f"{SIDECAR_DIR}/"):
+        head = name.split(".", 1)[0]
+        return int(head) if head.isdigit() else None
+    return parse_log_file_name(name).version
+
+
+def build_cleanup_case(name: str, path: Path, spark: SparkSession) -> CleanupCase:
+    """Build case ``name`` at ``path`` and stamp its files (module docs)."""
+    from reference_impl.write.writer import CheckpointOptions, write_checkpoint
+
+    variant, options, versions, writer_feature = _RECIPES[name]
+    builder = new_table(path, variant, config={"delta.logRetentionDuration": RETENTION})
+    for i in range(LATEST - 1):
+        builder.append(rows(i * 2, 2))
+    if writer_feature is None:
+        builder.remove(builder.live_paths[:1])
+    else:
+        builder.set_features(writer_features=[writer_feature])
+    assert builder.version == LATEST, f"{path}: built {builder.version} versions, expected {LATEST}"
+    checkpoints, sidecars = {}, {}
+    for version in versions:
+        result = write_checkpoint(path, version, CheckpointOptions(**options), spark=spark)
+        checkpoints[version] = tuple(f.name for f in result.top_level)
+        sidecars[version] = frozenset(f.name for f in result.sidecars)
+    now = int(time.time() * 1000)
+    log_dir = path / DELTA_LOG
+    for file in log_dir.rglob("*"):
+        relative = file.relative_to(log_dir).as_posix()
+        owner = max(versions) if relative == "_last_checkpoint" else _file_version(relative)
+        if file.is_file() and owner is not None:
+            ns = stamp_ms(owner, now) * 1_000_000
+            os.utime(file, ns=(ns, ns))
+    states = {v: builder.expected_state(v, now_ms=now) for v in range(LATEST + 1)}
+    error = None if writer_feature is None else "UNSUPPORTED_WRITER_FEATURE"
+    return CleanupCase(name, path, now, states, checkpoints, sidecars, error)

@@ -1,0 +1,122 @@
+"""Deliberate damage and noise applied to a generated table (after its expectations are recorded).
+
+Each function changes ``_delta_log`` in one well-defined way, so an invalid fixture is "a valid
+table + one named mutation" (parquet-testing's bad_data, delta-spark's golden-table corruptions).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from reference_impl.log.naming import SIDECAR_DIR, LogFileKind, hadoop_checksum_name, parse_log_file_name
+
+
+def delete_commits_before(log_dir: Path, version: int) -> list[str]:
+    """Delete commit files (and .crc files) below ``version``; keep the one at it. Returns the names."""
+    gone = []
+    for path in sorted(log_dir.iterdir()):
+        parsed = parse_log_file_name(path.name)
+        if (
+            parsed.kind in (LogFileKind.COMMIT, LogFileKind.CRC)
+            and parsed.version is not None
+            and parsed.version < version
+        ):
+            path.unlink()
+            gone.append(path.name)
+    return gone
+
+
+def delete_checkpoints_before(log_dir: Path, version: int) -> list[str]:
+    gone = []
+    for path in sorted(log_dir.iterdir()):
+        parsed = parse_log_file_name(path.name)
+        if parsed.kind.is_checkpoint and parsed.version is not None and parsed.version < version:
+            path.unlink()
+            gone.append(path.name)
+    return gone
+
+
+def checkpoint_files(log_dir: Path, version: int) -> list[str]:
+    """Names of the checkpoint files (top-level or parts) of ``version``, sorted."""
+    return sorted(
+        p.name for p in log_dir.iterdir() if parse_log_file_name(p.name).kind.is_checkpoint
+        and parse_log_file_name(p.name).version == version
+    )  # fmt: skip
+
+
+def write_hint(log_dir: Path, content: str | bytes | dict[str, Any]) -> None:
+    """Replace ``_last_checkpoint`` with ``content`` (a dict is written as compact JSON)."""
+    data = content if isinstance(content, bytes) else (
+        json.dumps(content, separators=(",", ":")) if isinstance(content, dict) else content
+    ).encode("utf-8")  # fmt: skip
+    (log_dir / "_last_checkpoint").write_bytes(data)
+
+
+def read_hint(log_dir: Path) -> dict[str, Any]:
+    value: dict[str, Any] = json.loads((log_dir / "_last_checkpoint").read_text())
+    return value
+
+
+def _drop_stale_checksum(path: Path) -> None:
+    """Remove Hadoop's ``.<name>.crc`` beside ``path``: after an edit it no longer matches, and Hadoop's
+    local file system would then fail every read with a ChecksumException instead of showing the edit."""
+    (path.parent / hadoop_checksum_name(path.name)).unlink(missing_ok=True)
+
+
+def truncate(path: Path, size: int) -> None:
+    _drop_stale_checksum(path)
+    with open(path, "r+b") as handle:
+        handle.truncate(size)
+
+
+def rewrite_json_lines(path: Path, transform: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]) -> None:
+    """Rewrite a JSON-lines file (commit or JSON top-level checkpoint) through ``transform``."""
+    _drop_stale_checksum(path)
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    path.write_text("".join(json.dumps(a, separators=(",", ":")) + "\n" for a in transform(lines)))
+
+
+def rewrite_sidecar_paths(top_level: Path, new_path: Callable[[str], str]) -> list[str]:
+    """Replace every ``sidecar.path`` of a JSON top-level checkpoint file by ``new_path(old path)``.
+
+    Returns the new paths in file order.
+    """
+    paths: list[str] = []
+
+    def rewrite(actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for action in actions:
+            if "sidecar" in action:
+                action["sidecar"]["path"] = new_path(action["sidecar"]["path"])
+                paths.append(action["sidecar"]["path"])
+        return actions
+
+    rewrite_json_lines(top_level, rewrite)
+    return paths
+
+
+def rewrite_parquet_rows(
+    path: Path, transform: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
+) -> None:
+    """Rewrite a Parquet checkpoint file's rows through ``transform`` (same schema)."""
+    import pyarrow.parquet as pq
+
+    _drop_stale_checksum(path)
+    table = pq.read_table(path)
+    rows = transform(table.to_pylist())
+    pq.write_table(table.schema.empty_table().from_pylist(rows, schema=table.schema), path)
+
+
+def empty_parquet_like(source: Path, target: Path) -> int:
+    """Write a 0-row Parquet file with ``source``'s schema at ``target``; returns its size."""
+    import pyarrow.parquet as pq
+
+    schema = pq.read_schema(source)
+    pq.write_table(schema.empty_table(), target)
+    return target.stat().st_size
+
+
+def sidecar_path(log_dir: Path, name: str) -> Path:
+    return log_dir / SIDECAR_DIR / name

@@ -1,0 +1,564 @@
+"""The pure part of metadata cleanup: clocks, cutoffs, and the list of files to delete or keep.
+
+Spec: ``spec/checkpoints.md`` §18 (``CKPT-CLEAN-001`` … ``CKPT-CLEAN-017``). Nothing here reads a
+table's state or touches Spark; :mod:`reference_impl.cleanup.cleaner` feeds it one listing of
+``_delta_log`` (and of ``_delta_log/_sidecars``), the sidecar references of the checkpoints that
+remain, and executes what it returns. Keeping the decisions pure makes them testable on synthetic
+listings and lets ``--dry-run`` show exactly what a real run would do.
+
+Clock rules (§18.1):
+
+* *cutoff* = midnight UTC of ``now - retention`` (:func:`log_cutoff`, ``CKPT-CLEAN-008``);
+* *one-day floor* = midnight UTC of ``now - 24 h`` (:func:`sidecar_floor`);
+* commit timestamps (:func:`commit_timestamps`) are the commit files' modification times — or the
+  in-commit timestamps from the version where ``delta.enableInCommitTimestamps`` took effect —
+  made strictly increasing in version order: a commit not newer than its predecessor counts as one
+  millisecond newer than it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reference_impl.errors import InvalidOption, LogCorrupt
+from reference_impl.log.naming import (
+    SIDECAR_DIR,
+    LogFileKind,
+    checksum_owner,
+    hadoop_checksum_name,
+    parse_log_file_name,
+)
+from reference_impl.log.segment import CheckpointInstance, LogListing
+from reference_impl.log.table_properties import MS_PER_DAY
+from reference_impl.storage.local import FileInfo
+
+#: Deletion order inside one version: what summarises commits goes before the commits themselves.
+_RANK = {"compaction": 0, "checkpoint": 1, "checksum": 2, "commit": 3}
+
+
+# -- clocks -------------------------------------------------------------------------------------
+
+
+def truncate_to_day(ms: int) -> int:
+    """Midnight UTC of the day containing ``ms`` (ms since the epoch)."""
+    return ms - ms % MS_PER_DAY
+
+
+def log_cutoff(now_ms: int, retention_ms: int) -> int:
+    """The cutoff timestamp of §18.1 step 1: midnight UTC of ``now - retention``."""
+    return truncate_to_day(now_ms - retention_ms)
+
+
+def sidecar_floor(now_ms: int) -> int:
+    """The one-day floor of §18.3: midnight UTC of the day containing ``now - 24 h``."""
+    return truncate_to_day(now_ms - MS_PER_DAY)
+
+
+def format_ms(ms: int) -> str:
+    """``2024-05-01T00:00:00.000Z``."""
+    moment = dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+_DIGITS = re.compile(r"^-?\d+$")
+
+
+def parse_now(text: str) -> int:
+    """``--now``: milliseconds since the epoch, or an ISO-8601 timestamp (UTC unless it says otherwise)."""
+    value = text.strip()
+    if _DIGITS.match(value):
+        return int(value)
+    try:
+        moment = dt.datetime.fromisoformat(value.replace("z", "Z"))
+    except ValueError as exc:
+        raise InvalidOption(
+            f"--now must be milliseconds since the epoch or an ISO-8601 timestamp, got {text!r}"
+        ) from exc
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return int(moment.timestamp() * 1000)
+
+
+@dataclass(frozen=True)
+class CommitTime:
+    """A commit's timestamp for cleanup: ``raw_ms`` as found, ``timestamp_ms`` after adjustment."""
+
+    version: int
+    raw_ms: int
+    timestamp_ms: int
+    source: str  # "mtime" | "inCommitTimestamp"
+
+    @property
+    def adjusted(self) -> bool:
+        return self.timestamp_ms != self.raw_ms
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "timestamp": self.timestamp_ms,
+            "timestampUtc": format_ms(self.timestamp_ms),
+            "source": self.source,
+            "adjusted": self.adjusted,
+            "raw": self.raw_ms,
+        }
+
+
+def read_in_commit_timestamp(path: Path) -> int:
+    """``commitInfo.inCommitTimestamp`` of the first action of a commit file (PROTOCOL: it comes first)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            first = handle.readline()
+        value = json.loads(first)["commitInfo"]["inCommitTimestamp"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise LogCorrupt(
+            "in-commit timestamps are enabled but the commit's first action has no "
+            f"commitInfo.inCommitTimestamp ({type(exc).__name__})",
+            path=str(path),
+        ) from exc
+    if not isinstance(value, int):
+        raise LogCorrupt(f"commitInfo.inCommitTimestamp is not an integer: {value!r}", path=str(path))
+    return value
+
+
+def commit_timestamps(
+    commits: Mapping[int, FileInfo],
+    *,
+    stop_after_ms: int | None = None,
+    ict_from_version: int | None = None,
+    read_ict: Callable[[int], int] | None = None,
+) -> list[CommitTime]:
+    """Commit timestamps in version order (see the module docs), made strictly increasing.
+
+    With ``stop_after_ms``, stops after the first commit whose timestamp is later than it (every
+    later one is later too). ``read_ict(version)`` supplies in-commit timestamps for versions
+    ``>= ict_from_version``.
+    """
+    out: list[CommitTime] = []
+    previous: int | None = None
+    for version in sorted(commits):
+        if ict_from_version is not None and read_ict is not None and version >= ict_from_version:
+            raw, source = read_ict(version), "inCommitTimestamp"
+        else:
+            raw, source = commits[version].mtime_ms, "mtime"
+        stamp = raw if previous is None or raw > previous else previous + 1
+        out.append(CommitTime(version, raw, stamp, source))
+        previous = stamp
+        if stop_after_ms is not None and stamp > stop_after_ms:
+            break
+    return out
+
+
+# -- decisions ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FileDecision:
+    """One file (or directory) under ``_delta_log`` and what cleanup does with it, and why.
+
+    ``name`` is relative to ``_delta_log`` (``_sidecars/<name>`` for sidecars). ``companions`` are
+    hidden Hadoop checksum files (``.<name>.crc``) deleted together with the file.
+    """
+
+    name: str
+    kind: str  # commit | checkpoint | checksum | compaction | sidecar | last_checkpoint | hidden | other | directory
+    version: int | None
+    size: int
+    mtime_ms: int
+    delete: bool
+    reason: str
+    rule: str | None = None
+    companions: tuple[str, ...] = ()
+    referenced_by: tuple[str, ...] = ()
+
+    def order_key(self) -> tuple[int, int, int, str]:
+        """Deletion order: log files by version (compactions, checkpoints, checksums, commit), then sidecars."""
+        if self.kind == "sidecar":
+            return (1, 0, 0, self.name)
+        return (0, self.version if self.version is not None else -1, _RANK.get(self.kind, 9), self.name)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "kind": self.kind,
+            "version": self.version,
+            "sizeInBytes": self.size,
+            "modificationTime": self.mtime_ms,
+            "reason": self.reason,
+        }
+        if self.rule:
+            out["rule"] = self.rule
+        if self.companions:
+            out["companions"] = list(self.companions)
+        if self.referenced_by:
+            out["referencedBy"] = list(self.referenced_by)
+        return out
+
+
+@dataclass
+class LogPlan:
+    """What to do with the files directly in ``_delta_log`` (§18.1 steps 1-4)."""
+
+    cutoff_ms: int
+    commit_times: list[CommitTime]
+    cutoff_commit: CommitTime | None
+    cutoff_checkpoint: CheckpointInstance | None
+    hint_version: int | None
+    capped_by_hint: bool
+    files: list[FileDecision] = field(default_factory=list)
+    stop_reason: str | None = None
+
+    @property
+    def cutoff_version(self) -> int | None:
+        return None if self.cutoff_checkpoint is None else self.cutoff_checkpoint.version
+
+    @property
+    def deletions(self) -> list[FileDecision]:
+        return sorted((f for f in self.files if f.delete), key=FileDecision.order_key)
+
+
+def _kind_label(kind: LogFileKind) -> str:
+    if kind.is_checkpoint:
+        return "checkpoint"
+    return {
+        LogFileKind.COMMIT: "commit",
+        LogFileKind.CRC: "checksum",
+        LogFileKind.COMPACTION: "compaction",
+        LogFileKind.LAST_CHECKPOINT: "last_checkpoint",
+        LogFileKind.HIDDEN: "hidden",
+    }.get(kind, "other")
+
+
+def choose_cutoff_checkpoint(
+    listing: LogListing, cutoff_commit: int, hint_version: int | None
+) -> tuple[CheckpointInstance | None, bool]:
+    """§18.1 step 3: the newest complete checkpoint at or before the cutoff commit.
+
+    Two restrictions keep the MUSTs of §18.2 satisfiable: the checkpoint's own commit file must be
+    present (``CKPT-CLEAN-001``: the oldest remaining commit is at a complete checkpoint), and its
+    version must not exceed ``_last_checkpoint``'s (``CKPT-CLEAN-006``: the checkpoint the hint
+    describes is never deleted — delta-spark caps deletions the same way). Returns the checkpoint
+    and whether the hint lowered the choice.
+    """
+    limit = cutoff_commit if hint_version is None else min(cutoff_commit, hint_version)
+    usable = [c for c in listing.checkpoints if c.version <= limit and c.version in listing.commits]
+    chosen = usable[-1] if usable else None
+    unrestricted = [
+        c for c in listing.checkpoints if c.version <= cutoff_commit and c.version in listing.commits
+    ]
+    capped = bool(unrestricted) and (chosen is None or unrestricted[-1].version > chosen.version)
+    return chosen, capped
+
+
+def plan_log(
+    listing: LogListing,
+    files: Iterable[FileInfo],
+    directories: Iterable[str],
+    *,
+    cutoff_ms: int,
+    commit_times: list[CommitTime],
+    hint_version: int | None,
+) -> LogPlan:
+    """Decide, for every entry of ``_delta_log``, whether it is deleted and why (§18.1 steps 2-4)."""
+    entries = list(files)
+    not_later = [c for c in commit_times if c.timestamp_ms <= cutoff_ms]
+    cutoff_commit = not_later[-1] if not_later else None
+    checkpoint: CheckpointInstance | None = None
+    capped = False
+    stop: str | None = None
+    if cutoff_commit is None:
+        stop = f"no commit is at or before the cutoff {format_ms(cutoff_ms)}: nothing is deleted"
+    else:
+        checkpoint, capped = choose_cutoff_checkpoint(listing, cutoff_commit.version, hint_version)
+        if checkpoint is None:
+            stop = (
+                f"no complete checkpoint (with its commit file) at or before the cutoff commit "
+                f"{cutoff_commit.version}"
+                + (f" and _last_checkpoint's version {hint_version}" if capped else "")
+                + ": nothing is deleted"
+            )
+    plan = LogPlan(cutoff_ms, commit_times, cutoff_commit, checkpoint, hint_version, capped, stop_reason=stop)
+    cutoff_files = {f.name for f in checkpoint.files} if checkpoint else set()
+    c = checkpoint.version if checkpoint else None
+    names = {e.name for e in entries}
+    deleted_names: set[str] = set()
+    decisions: list[FileDecision] = []
+    for info in entries:
+        parsed = parse_log_file_name(info.name)
+        kind = _kind_label(parsed.kind)
+        version = parsed.version
+        if parsed.kind is LogFileKind.HIDDEN:
+            continue  # decided below (companion of a deleted file, or kept)
+        delete, reason, rule = False, "", None
+        if parsed.kind is LogFileKind.LAST_CHECKPOINT:
+            reason, rule = "_last_checkpoint is never deleted", "CKPT-CLEAN-007"
+        elif kind == "other":
+            reason, rule = "not a commit, checkpoint, checksum or log compaction file", "CKPT-CLEAN-007"
+        elif c is None:
+            reason, rule = stop or "nothing is deleted", "CKPT-CLEAN-004"
+        elif kind == "compaction":
+            assert version is not None
+            if version <= c:
+                delete, rule = True, "CKPT-CLEAN-010"
+                reason = f"log compaction starting at {version} <= cutoff checkpoint {c} (delta-spark keeps these: D7)"
+            else:
+                reason = f"log compaction starting at {version} > cutoff checkpoint {c}"
+        else:
+            assert version is not None
+            if version < c:
+                delete, rule = True, "CKPT-CLEAN-009"
+                what = {"commit": "commit", "checksum": "checksum file", "checkpoint": "checkpoint file"}[
+                    kind
+                ]
+                extra = ""
+                if kind == "checkpoint" and info.size == 0:
+                    extra = " (0 bytes)"
+                elif info.name in listing.incomplete:
+                    extra = " (part of an incomplete multi-part checkpoint)"
+                reason = f"{what} of version {version} < cutoff checkpoint {c}{extra}"
+            elif info.name in cutoff_files:
+                reason, rule = "the cutoff checkpoint", "CKPT-CLEAN-009"
+            elif kind == "commit" and version == c:
+                reason, rule = "commit at the cutoff checkpoint's version (D11)", "CKPT-CLEAN-001"
+            else:
+                reason, rule = f"version {version} >= cutoff checkpoint {c}", "CKPT-CLEAN-003"
+        companion = hadoop_checksum_name(info.name)
+        companions = (companion,) if delete and companion in names else ()
+        if delete:
+            deleted_names.add(info.name)
+        decisions.append(
+            FileDecision(info.name, kind, version, info.size, info.mtime_ms, delete, reason, rule, companions)
+        )
+    for info in entries:
+        if parse_log_file_name(info.name).kind is not LogFileKind.HIDDEN:
+            continue
+        owner = checksum_owner(info.name)
+        if owner is not None and owner in deleted_names:
+            continue  # deleted with its file
+        reason = (
+            f"Hadoop checksum of {owner}, kept with it"
+            if owner is not None and owner in names
+            else "hidden file (temporary file of a writer, or a checksum): never deleted on its own"
+        )
+        decisions.append(FileDecision(info.name, "hidden", None, info.size, info.mtime_ms, False, reason,
+                                      "CKPT-CLEAN-007"))  # fmt: skip
+    for directory in sorted(directories):
+        if directory == SIDECAR_DIR:
+            continue
+        decisions.append(
+            FileDecision(directory + "/", "directory", None, 0, 0, False,
+                         "directory: never entered (writer staging, commit directories, …)", "CKPT-CLEAN-007")
+        )  # fmt: skip
+    plan.files = decisions
+    return plan
+
+
+# -- sidecars -----------------------------------------------------------------------------------
+
+
+@dataclass
+class SidecarPlan:
+    """What to do with the files in ``_delta_log/_sidecars`` (§18.1 step 5, §18.3)."""
+
+    cutoff_ms: int
+    floor_ms: int
+    cutoff_source: str
+    files: list[FileDecision] = field(default_factory=list)
+    skipped_reason: str | None = None
+
+    @property
+    def deletions(self) -> list[FileDecision]:
+        return sorted((f for f in self.files if f.delete), key=FileDecision.order_key)
+
+
+def plan_sidecars(
+    entries: Iterable[FileInfo],
+    referenced: Mapping[str, Iterable[str]],
+    *,
+    cutoff_ms: int,
+    floor_ms: int,
+    cutoff_source: str,
+    skipped_reason: str | None = None,
+) -> SidecarPlan:
+    """Decide for each file of ``_sidecars``: delete iff unreferenced and modified before the cutoff.
+
+    ``referenced`` maps a bare sidecar name to the checkpoint files (that remain) referencing it.
+    With ``skipped_reason`` (cleanup stopped, or a remaining checkpoint could not be read, so the
+    reference set is unknown) nothing is deleted.
+    """
+    if cutoff_ms > floor_ms:  # CKPT-CLEAN-014; callers clamp or reject before this point
+        raise InvalidOption(
+            f"sidecar cutoff {format_ms(cutoff_ms)} is later than the one-day floor {format_ms(floor_ms)}",
+            rule="CKPT-CLEAN-016",
+        )
+    plan = SidecarPlan(cutoff_ms, floor_ms, cutoff_source, skipped_reason=skipped_reason)
+    listed = list(entries)
+    names = {e.name for e in listed}
+    deleted: set[str] = set()
+    for info in listed:
+        if info.name.startswith("."):
+            continue
+        name = f"{SIDECAR_DIR}/{info.name}"
+        users = tuple(sorted(set(referenced.get(info.name, ()))))
+        delete, rule = False, "CKPT-CLEAN-017"
+        if users:
+            reason, rule = f"referenced by {len(users)} remaining checkpoint(s)", "CKPT-CLEAN-013"
+        elif skipped_reason is not None:
+            reason = f"sidecar collection skipped: {skipped_reason}"
+        elif info.mtime_ms >= cutoff_ms:
+            reason = (
+                f"unreferenced, but modified {format_ms(info.mtime_ms)}, not before the sidecar cutoff "
+                f"{format_ms(cutoff_ms)} (it may belong to a checkpoint being written)"
+            )
+            rule = "CKPT-CLEAN-014" if info.mtime_ms >= floor_ms else "CKPT-CLEAN-015"
+        else:
+            delete = True
+            reason = (
+                f"referenced by no remaining checkpoint and modified {format_ms(info.mtime_ms)}, "
+                f"before the sidecar cutoff {format_ms(cutoff_ms)}"
+            )
+        companion = hadoop_checksum_name(info.name)
+        companions = (f"{SIDECAR_DIR}/{companion}",) if delete and companion in names else ()
+        if delete:
+            deleted.add(info.name)
+        plan.files.append(
+            FileDecision(
+                name, "sidecar", None, info.size, info.mtime_ms, delete, reason, rule, companions, users
+            )
+        )
+    for info in listed:
+        if not info.name.startswith("."):
+            continue
+        owner = checksum_owner(info.name)
+        if owner is not None and owner in deleted:
+            continue
+        plan.files.append(
+            FileDecision(f"{SIDECAR_DIR}/{info.name}", "hidden", None, info.size, info.mtime_ms, False,
+                         "hidden file in _sidecars (temporary file of a writer, or a checksum)", "CKPT-CLEAN-007")
+        )  # fmt: skip
+    return plan
+
+
+# -- structural invariants (§18.2) --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class InvariantCheck:
+    """One check made before anything is deleted."""
+
+    name: str
+    rule: str | None
+    ok: bool
+    detail: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"check": self.name, "rule": self.rule, "ok": self.ok, "detail": self.detail}
+
+
+def structural_checks(
+    plan: LogPlan, sidecars: SidecarPlan, listing: LogListing, referenced: Mapping[str, Iterable[str]]
+) -> list[InvariantCheck]:
+    """``CKPT-CLEAN-001``…``-007``, ``-013``, ``-014`` on the plan, from the listing alone."""
+    checks: list[InvariantCheck] = []
+    deleted = plan.deletions
+    deleted_names = {d.name for d in deleted}
+    deleted_commits = sorted(d.version for d in deleted if d.kind == "commit" and d.version is not None)
+    kept_commits = sorted(v for v, info in listing.commits.items() if info.name not in deleted_names)
+    kept_checkpoints = [c for c in listing.checkpoints if not any(f.name in deleted_names for f in c.files)]
+
+    if deleted_commits:
+        oldest = kept_commits[0] if kept_commits else None
+        ok = oldest is not None and any(c.version == oldest for c in kept_checkpoints)
+        detail = (
+            f"oldest remaining commit {oldest} has a complete checkpoint"
+            if ok
+            else f"oldest remaining commit {oldest} has no complete checkpoint at its version"
+        )
+    else:
+        ok, detail = True, "no commit is deleted"
+    checks.append(
+        InvariantCheck("oldest kept version has a complete checkpoint", "CKPT-CLEAN-001", ok, detail)
+    )
+
+    gap = [v for v in deleted_commits if kept_commits and v > kept_commits[0]]
+    checks.append(
+        InvariantCheck(
+            "no deleted commit is newer than a kept one", "CKPT-CLEAN-002", not gap,
+            "remaining commits start after every deleted one" if not gap else f"deleted {gap} but keep older commits",
+        )
+    )  # fmt: skip
+
+    cutoff_commit = plan.cutoff_commit
+    too_new = [
+        d.name
+        for d in deleted
+        if d.kind in ("commit", "checkpoint", "checksum")
+        and (cutoff_commit is None or d.version is None or d.version > cutoff_commit.version)
+    ]
+    too_new += [
+        f"{v}.json"
+        for v in deleted_commits
+        if any(c.version == v and c.timestamp_ms > plan.cutoff_ms for c in plan.commit_times)
+    ]
+    checks.append(
+        InvariantCheck(
+            "nothing newer than the cutoff commit is deleted", "CKPT-CLEAN-003", not too_new,
+            f"every deleted commit, checkpoint and checksum file is at or before version "
+            f"{cutoff_commit.version if cutoff_commit else None}" if not too_new else f"would delete {too_new}",
+        )
+    )  # fmt: skip
+
+    if plan.cutoff_checkpoint is None:
+        checks.append(InvariantCheck("no cutoff checkpoint: nothing deleted", "CKPT-CLEAN-004", not deleted,
+                                     "nothing is deleted" if not deleted else f"would delete {len(deleted)} file(s)"))  # fmt: skip
+    else:
+        complete = plan.cutoff_checkpoint in listing.checkpoints and all(
+            f.size > 0 for f in plan.cutoff_checkpoint.files
+        )
+        checks.append(InvariantCheck("the cutoff checkpoint is complete", "CKPT-CLEAN-005", complete,
+                                     f"{plan.cutoff_checkpoint.name} ({plan.cutoff_checkpoint.kind_label}, "
+                                     f"{len(plan.cutoff_checkpoint.files)} file(s))"))  # fmt: skip
+
+    hint_hit = [
+        d.name
+        for d in deleted
+        if plan.hint_version is not None and d.kind == "checkpoint" and d.version == plan.hint_version
+    ]
+    checks.append(
+        InvariantCheck(
+            "_last_checkpoint's checkpoint is kept", "CKPT-CLEAN-006", not hint_hit,
+            f"no file of version {plan.hint_version} is deleted" if not hint_hit else f"would delete {hint_hit}",
+        )
+    )  # fmt: skip
+
+    allowed = {"commit", "checkpoint", "checksum", "compaction"}
+    foreign = [d.name for d in deleted if d.kind not in allowed or "/" in d.name]
+    foreign += [d.name for d in sidecars.deletions if d.kind != "sidecar"]
+    checks.append(
+        InvariantCheck(
+            "only commit, checkpoint, checksum, compaction and sidecar files are deleted", "CKPT-CLEAN-007",
+            not foreign, "ok" if not foreign else f"would delete {foreign}",
+        )
+    )  # fmt: skip
+
+    refs = {name for name, users in referenced.items() if list(users)}
+    wrong_ref = [d.name for d in sidecars.deletions if d.name.split("/", 1)[1] in refs]
+    checks.append(
+        InvariantCheck(
+            "no referenced sidecar is deleted", "CKPT-CLEAN-013", not wrong_ref,
+            f"{len(refs)} referenced sidecar name(s) kept" if not wrong_ref else f"would delete {wrong_ref}",
+        )
+    )  # fmt: skip
+    young = [d.name for d in sidecars.deletions if d.mtime_ms >= sidecars.floor_ms]
+    checks.append(
+        InvariantCheck(
+            "no sidecar modified at or after the one-day floor is deleted", "CKPT-CLEAN-014", not young,
+            f"floor {format_ms(sidecars.floor_ms)}" if not young else f"would delete {young}",
+        )
+    )  # fmt: skip
+    return checks

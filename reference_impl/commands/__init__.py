@@ -1,1 +1,0 @@
-"""Subcommands of ``delta-ckpt`` (one module each; see :mod:`reference_impl.cli`)."""

@@ -1,0 +1,288 @@
+"""Read one checkpoint — V1 (classic or multi-part) or V2 (UUID-named JSON/Parquet, classic-named) — as Spark data.
+
+Spec: ``spec/checkpoints.md`` § Reader rules and § V2 (``CKPT-READ-*``, ``CKPT-V2-*``,
+``CKPT-SIDE-*``); PROTOCOL.md "V2 Spec", "Sidecar Files"; delta-spark ``CheckpointProvider``.
+
+| checkpoint | how its spec is decided | where file actions are |
+|---|---|---|
+| multi-part parts | always V1 | the parts |
+| classic ``n.checkpoint.parquet`` | V2 iff it has a ``checkpointMetadata`` row (sidecars without one: error) | the file, or its sidecars |
+| UUID-named ``.json`` / ``.parquet`` | always V2; exactly one ``checkpointMetadata`` required | inline, or sidecars — never both |
+
+Before any Spark job, every Parquet file involved is checked on the driver with pyarrow (it
+exists, its footer reads, and for sidecars its length equals the recorded ``sizeInBytes``); that
+catches truncated and missing files early so the caller can fall back to an older checkpoint.
+Non-file actions are collected to the driver; file actions stay a lazy ``DataFrame``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlparse
+
+from pyspark.sql import functions as F
+
+from reference_impl.errors import (
+    CheckpointCorrupt,
+    CheckpointError,
+    SidecarMissing,
+    SidecarPathInvalid,
+    SidecarSizeMismatch,
+    SidecarWithoutCheckpointMetadata,
+    V2CheckpointMetadataDuplicate,
+    V2CheckpointMetadataMissing,
+    V2MixedFileActions,
+)
+from reference_impl.log.naming import SIDECAR_DIR, LogFileKind
+from reference_impl.log.segment import CheckpointInstance
+from reference_impl.spark.columns import select_conformed
+from reference_impl.spark.schemas import ACTION_STRUCTS, ADD, REMOVE, V2_TOP_LEVEL_COLUMNS
+from reference_impl.storage.local import LocalStorage, to_uri
+from spec.table_state import drop_nulls
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+NON_FILE_COLUMNS: tuple[str, ...] = (
+    "txn",
+    "metaData",
+    "protocol",
+    "domainMetadata",
+    "checkpointMetadata",
+    "sidecar",
+)
+
+
+@dataclass(frozen=True)
+class ResolvedSidecar:
+    """A ``sidecar`` action and the file it resolves to."""
+
+    action: dict[str, Any]
+    path: Path
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+@dataclass
+class CheckpointContent:
+    """What a checkpoint holds: non-file actions (collected) and file actions (lazy)."""
+
+    instance: CheckpointInstance
+    spec: str  # "v1" | "v2"
+    non_file_actions: list[dict[str, Any]]  # single-action dicts, file order (no checkpointMetadata/sidecar)
+    checkpoint_metadata: dict[str, Any] | None
+    sidecars: tuple[ResolvedSidecar, ...]
+    file_actions: DataFrame  # columns add (ADD), remove (REMOVE)
+    inline_file_actions: int
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "version": self.instance.version,
+            "kind": self.instance.kind_label,
+            "spec": self.spec,
+            "files": [f.name for f in self.instance.files],
+            "sidecars": [s.name for s in self.sidecars],
+        }
+
+
+def spark_errors() -> tuple[type[BaseException], ...]:
+    """Exception types a failing Spark job raises in Python."""
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import PySparkException
+
+    return (PySparkException, Py4JJavaError)
+
+
+def check_parquet_footer(path: Path, *, expected_size: int | None = None) -> Any:
+    """Validate a Parquet file on the driver; returns its Arrow schema.
+
+    Raises :class:`SidecarMissing` / :class:`CheckpointCorrupt` / :class:`SidecarSizeMismatch`
+    (the latter only when ``expected_size`` is given) naming the file.
+    """
+    import pyarrow.parquet as pq
+
+    info = LocalStorage().stat(path)
+    if info is None:
+        raise SidecarMissing("the file does not exist", path=str(path), rule="CKPT-SIDE-007")
+    if expected_size is not None and info.size != expected_size:
+        raise SidecarSizeMismatch(
+            f"recorded sizeInBytes is {expected_size} but the file has {info.size} bytes",
+            path=str(path),
+            rule="CKPT-SIDE-008",
+        )
+    try:
+        return pq.read_schema(path)
+    except Exception as exc:  # pyarrow raises ArrowInvalid / OSError for truncated or foreign files
+        raise CheckpointCorrupt(f"not a readable Parquet file: {exc}", path=str(path)) from exc
+
+
+def _stats_from_parsed(raw: DataFrame) -> DataFrame:
+    """delta-spark: when ``add`` has ``stats_parsed`` but no ``stats``, stats = ``to_json(stats_parsed)``."""
+    if "add" not in raw.columns:
+        return raw
+    add_type = raw.schema["add"].dataType
+    names = [f.name for f in getattr(add_type, "fields", [])]
+    if "stats_parsed" in names and "stats" not in names:
+        return raw.withColumn("add", F.col("add").withField("stats", F.to_json(F.col("add.stats_parsed"))))
+    return raw
+
+
+def _read_parquet_groups(
+    spark: SparkSession, files: Sequence[Path], targets: dict[str, Any], where: str
+) -> DataFrame:
+    """Read Parquet files grouped by identical footer schema, conform each group, union them."""
+    groups: dict[str, list[Path]] = {}
+    for path in files:
+        schema = check_parquet_footer(path)
+        groups.setdefault(str(schema), []).append(path)
+    frames = []
+    for members in groups.values():
+        raw = spark.read.parquet(*[to_uri(p) for p in members])
+        frames.append(select_conformed(_stats_from_parsed(raw), targets, where=where))
+    result = frames[0]
+    for frame in frames[1:]:
+        result = result.unionByName(frame)
+    return result
+
+
+def _row_to_action(row: Any) -> dict[str, Any] | None:
+    data = row.asDict(recursive=True)
+    present = [(k, v) for k, v in data.items() if v is not None]
+    if len(present) != 1:
+        return None
+    key, value = present[0]
+    return {key: drop_nulls(value)}
+
+
+def resolve_sidecar(log_dir: Path, action: dict[str, Any]) -> ResolvedSidecar:
+    """Resolve ``sidecar.path``: a bare (URI-encoded) file name under ``_delta_log/_sidecars``.
+
+    An absolute ``file:`` URI naming a file directly inside this table's ``_delta_log/_sidecars``
+    is accepted (CKPT-SIDE-013; delta-spark resolves it too); any other URI, and a relative path
+    with a directory, is :class:`SidecarPathInvalid` (CKPT-SIDE-014). The decoded name is tried
+    first, then the literal name (delta-spark does not decode).
+    """
+    raw = action.get("path")
+    if not isinstance(raw, str) or not raw:
+        raise SidecarPathInvalid("sidecar action without a path", path=str(log_dir), rule="CKPT-SIDE-014")
+    if raw.startswith("file:"):
+        uri = urlparse(raw)
+        target = Path(unquote(uri.path))
+        if (
+            uri.netloc not in ("", "localhost")
+            or target.parent.resolve() != (log_dir / SIDECAR_DIR).resolve()
+        ):
+            raise SidecarPathInvalid(
+                f"sidecar path {raw!r} is not a file directly inside this table's {SIDECAR_DIR}/ directory",
+                path=str(log_dir / SIDECAR_DIR),
+                rule="CKPT-SIDE-014",
+            )
+        return ResolvedSidecar(action, target)
+    if "/" in raw or "\\" in raw or "://" in raw:
+        raise SidecarPathInvalid(
+            f"sidecar path {raw!r} is not a bare file name",
+            path=str(log_dir / SIDECAR_DIR),
+            rule="CKPT-SIDE-014",
+        )
+    decoded = log_dir / SIDECAR_DIR / unquote(raw)
+    literal = log_dir / SIDECAR_DIR / raw
+    chosen = decoded if decoded.exists() or not literal.exists() else literal
+    return ResolvedSidecar(action, chosen)
+
+
+def _read_top_level(spark: SparkSession, log_dir: Path, instance: CheckpointInstance) -> DataFrame:
+    targets = {c: ACTION_STRUCTS[c] for c in V2_TOP_LEVEL_COLUMNS}
+    paths = [log_dir / f.name for f in instance.files]
+    where = instance.name
+    if instance.kind is LogFileKind.CHECKPOINT_UUID and instance.name.endswith(".json"):
+        from reference_impl.spark.schemas import single_action_schema
+
+        raw = spark.read.schema(single_action_schema()).option("mode", "FAILFAST").json(to_uri(paths[0]))
+        return select_conformed(raw, targets, where=where)
+    return _read_parquet_groups(spark, paths, targets, where)
+
+
+def _collect_non_file(top: DataFrame, path: str) -> tuple[list[dict[str, Any]], int]:
+    """Collect the non-file rows of a top-level file and count its file-action rows."""
+    is_file = F.col("add").isNotNull() | F.col("remove").isNotNull()
+    try:
+        rows = top.where(~is_file).select(*NON_FILE_COLUMNS).collect()
+        counts = top.agg(F.sum(F.when(is_file, 1).otherwise(0)).alias("n")).collect()
+    except spark_errors() as exc:
+        raise CheckpointCorrupt(f"cannot read the checkpoint: {_first_line(exc)}", path=path) from exc
+    actions = [a for a in (_row_to_action(r) for r in rows) if a is not None]
+    n_file = int(counts[0]["n"] or 0)
+    return actions, n_file
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else type(exc).__name__
+
+
+def load_checkpoint(spark: SparkSession, log_dir: Path, instance: CheckpointInstance) -> CheckpointContent:
+    """Load ``instance`` (see the module docs). Structural errors raise; nothing is cached."""
+    top = _read_top_level(spark, log_dir, instance)
+    top_path = str(log_dir / instance.name)
+    actions, n_inline = _collect_non_file(top, top_path)
+    cp_meta = [a["checkpointMetadata"] for a in actions if "checkpointMetadata" in a]
+    sidecar_actions = [a["sidecar"] for a in actions if "sidecar" in a]
+    non_file = [a for a in actions if "checkpointMetadata" not in a and "sidecar" not in a]
+    file_targets = {"add": ADD, "remove": REMOVE}
+
+    if instance.kind is LogFileKind.CHECKPOINT_PART:
+        spec = "v1"
+    elif instance.kind is LogFileKind.CHECKPOINT_UUID:
+        if not cp_meta:
+            raise V2CheckpointMetadataMissing(
+                "a UUID-named checkpoint has no checkpointMetadata action", path=top_path, rule="CKPT-V2-010"
+            )
+        spec = "v2"
+    else:
+        if not cp_meta and sidecar_actions:
+            raise SidecarWithoutCheckpointMetadata(
+                f"{len(sidecar_actions)} sidecar action(s) but no checkpointMetadata",
+                path=top_path,
+                rule="CKPT-V2-012",
+            )
+        spec = "v2" if cp_meta else "v1"
+    if spec == "v2" and len(cp_meta) > 1:
+        raise V2CheckpointMetadataDuplicate(
+            f"{len(cp_meta)} checkpointMetadata actions", path=top_path, rule="CKPT-V2-011"
+        )
+    if spec == "v1":
+        sidecar_actions = []
+
+    sidecars = tuple(resolve_sidecar(log_dir, s) for s in sidecar_actions)
+    if sidecars and n_inline:
+        raise V2MixedFileActions(
+            f"{n_inline} inline file action(s) and {len(sidecars)} sidecar(s)",
+            path=top_path,
+            rule="CKPT-V2-013",
+        )
+    inline = top.where(F.col("add").isNotNull() | F.col("remove").isNotNull()).select("add", "remove")
+    if sidecars:
+        for sc in sidecars:
+            check_parquet_footer(sc.path, expected_size=int(sc.action.get("sizeInBytes", -1)))
+        file_actions = _read_parquet_groups(spark, [s.path for s in sidecars], file_targets, "sidecar")
+    else:
+        file_actions = inline
+    return CheckpointContent(
+        instance=instance,
+        spec=spec,
+        non_file_actions=non_file,
+        checkpoint_metadata=cp_meta[0] if cp_meta else None,
+        sidecars=sidecars,
+        file_actions=file_actions,
+        inline_file_actions=n_inline,
+    )
+
+
+def fallback_errors() -> tuple[type[CheckpointError], ...]:
+    """Errors that make a reader try an older checkpoint (file-level read failures), as delta-spark."""
+    return (CheckpointCorrupt, SidecarMissing, SidecarSizeMismatch)

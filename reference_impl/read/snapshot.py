@@ -1,0 +1,456 @@
+"""The reference reader: reconstruct a table version by distributed log replay on Spark.
+
+Spec: ``spec/checkpoints.md`` § Reader rules (``CKPT-READ-*``) and § Checkpoint content
+(``CKPT-CONTENT-*``); PROTOCOL.md "Action Reconciliation".
+
+Usage::
+
+    snap = read_snapshot(spark, "/path/to/table")          # latest version
+    snap = read_snapshot(spark, path, version=12)          # time travel
+    snap.summary()                                        # small dict, computed with aggregations
+    snap.table_state()                                    # the full TableState (collects the files)
+
+Steps:
+
+1. :mod:`reference_impl.log.segment` picks the checkpoint and the commits after it;
+2. :mod:`reference_impl.read.checkpoint` loads the checkpoint (falling back to an older one, or to
+   the commits alone, when a checkpoint file is unreadable — at most ``max_fallbacks`` times, 2 as
+   in delta-spark);
+3. commits are read with Spark's JSON source (``FAILFAST``), each row tagged with its version and
+   its position in the file;
+4. file actions are reconciled in Spark: identity ``(path, deletionVector unique id)``, the last
+   action wins; live files are the winning ``add`` rows; tombstones are winning ``remove`` rows newer
+   than ``now - delta.deletedFileRetentionDuration`` (strictly);
+5. non-file actions (few) are replayed on the driver: the last ``protocol`` and ``metaData`` win,
+   the latest ``txn`` per ``appId`` (expired ones dropped when
+   ``delta.setTransactionRetentionDuration`` is set), the latest ``domainMetadata`` per domain
+   with removed ones dropped.
+
+Nothing is collected to the driver but non-file actions until :meth:`Snapshot.table_state` or
+:meth:`Snapshot.summary` is called; a table of millions of files stays distributed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import functions as F
+from pyspark.sql.window import Window
+
+from reference_impl.errors import (
+    CheckpointError,
+    DuplicateMetadata,
+    DuplicateProtocol,
+    LogCorrupt,
+    MissingMetadata,
+    MissingProtocol,
+    TableNotFound,
+    UnsupportedReaderFeature,
+)
+from reference_impl.log.segment import (
+    LogListing,
+    LogSegment,
+    list_log,
+    log_dir_of,
+    read_hint,
+    segments_newest_first,
+)
+from reference_impl.log.table_properties import TableProperties
+from reference_impl.read.checkpoint import CheckpointContent, fallback_errors, load_checkpoint, spark_errors
+from reference_impl.spark.columns import dv_unique_id
+from reference_impl.spark.schemas import COMMIT_SCHEMA
+from reference_impl.storage.local import FileInfo, to_local_path, to_uri
+from spec.table_state import TableState, drop_nulls
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+#: Reader features whose presence does not change log replay (we reconstruct state, not data).
+SUPPORTED_READER_FEATURES: frozenset[str] = frozenset(
+    {
+        "columnMapping",
+        "deletionVectors",
+        "timestampNtz",
+        "v2Checkpoint",
+        "vacuumProtocolCheck",
+        "typeWidening",
+        "typeWidening-preview",
+        "variantType",
+        "variantType-preview",
+        "variantShredding",
+        "variantShredding-preview",
+    }
+)
+MAX_READER_VERSION = 3
+DEFAULT_MAX_FALLBACKS = 2
+
+
+@dataclass
+class Snapshot:
+    """A reconstructed table version. DataFrames are lazy; the rest is small."""
+
+    table: Path
+    version: int
+    segment: LogSegment
+    listing: LogListing
+    protocol: dict[str, Any]
+    metadata: dict[str, Any]
+    txns: dict[str, dict[str, Any]]
+    domains: dict[str, dict[str, Any]]
+    checkpoint: CheckpointContent | None
+    files_df: DataFrame  # one column "add" (ADD struct)
+    tombstones_df: DataFrame  # one column "remove" (REMOVE struct)
+    now_ms: int
+    _counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def properties(self) -> TableProperties:
+        return TableProperties(self.metadata.get("configuration"))
+
+    @property
+    def reader_features(self) -> list[str]:
+        return sorted(self.protocol.get("readerFeatures") or [])
+
+    @property
+    def writer_features(self) -> list[str]:
+        return sorted(self.protocol.get("writerFeatures") or [])
+
+    @property
+    def supports_v2_checkpoints(self) -> bool:
+        """``v2Checkpoint`` is a reader+writer feature: it must be in both lists."""
+        return "v2Checkpoint" in (self.protocol.get("readerFeatures") or []) and "v2Checkpoint" in (
+            self.protocol.get("writerFeatures") or []
+        )
+
+    def _aggregate(self) -> dict[str, int]:
+        if not self._counts:
+            row = self.files_df.agg(
+                F.count(F.lit(1)).alias("files"), F.coalesce(F.sum("add.size"), F.lit(0)).alias("bytes")
+            ).collect()[0]
+            tomb = self.tombstones_df.count()
+            self._counts = {"files": int(row["files"]), "bytes": int(row["bytes"]), "tombstones": int(tomb)}
+        return self._counts
+
+    @property
+    def num_files(self) -> int:
+        return self._aggregate()["files"]
+
+    @property
+    def num_tombstones(self) -> int:
+        return self._aggregate()["tombstones"]
+
+    def non_file_actions(self) -> list[dict[str, Any]]:
+        """protocol, metaData, txns (by appId), live domainMetadata (by domain): JSON actions."""
+        out: list[dict[str, Any]] = [{"protocol": self.protocol}, {"metaData": self.metadata}]
+        out += [{"txn": self.txns[k]} for k in sorted(self.txns)]
+        out += [{"domainMetadata": self.domains[k]} for k in sorted(self.domains)]
+        return out
+
+    def source(self) -> dict[str, Any]:
+        seg = self.segment
+        return {
+            "checkpoint": self.checkpoint.describe() if self.checkpoint else None,
+            "foundBy": seg.found_by,
+            "hint": seg.hint.state.value,
+            "hintDetail": seg.hint.detail,
+            "commits": [seg.commits[0][0], seg.commits[-1][0]] if seg.commits else [],
+            "fallbackFrom": list(seg.fallback_from),
+        }
+
+    def summary(self) -> dict[str, Any]:
+        agg = self._aggregate()
+        return {
+            "table": str(self.table),
+            "version": self.version,
+            "protocol": self.protocol,
+            "readerFeatures": self.reader_features,
+            "writerFeatures": self.writer_features,
+            "numFiles": agg["files"],
+            "sizeInBytes": agg["bytes"],
+            "numTombstones": agg["tombstones"],
+            "numTxns": len(self.txns),
+            "numDomains": len(self.domains),
+            "checkpointPolicy": self.properties.checkpoint_policy,
+            **self.source(),
+        }
+
+    def table_state(self, *, include_source: bool = True) -> TableState:
+        """Collect everything into a :class:`TableState` (the only step that collects files)."""
+        files = [r["add"] for r in _collect_dicts(self.files_df)]
+        tombstones = [r["remove"] for r in _collect_dicts(self.tombstones_df)]
+        return TableState.build(
+            version=self.version,
+            protocol=self.protocol,
+            metadata=self.metadata,
+            files=files,
+            tombstones=tombstones,
+            txns=self.txns.values(),
+            domain_metadata=self.domains.values(),
+            source=self.source() if include_source else None,
+        )
+
+
+def _collect_dicts(df: DataFrame) -> list[dict[str, Any]]:
+    return [row.asDict(recursive=True) for row in df.toLocalIterator()]
+
+
+def _read_commits(
+    spark: SparkSession, log_dir: Path, commits: Iterable[tuple[int, FileInfo]]
+) -> DataFrame | None:
+    """All commit rows with ``version`` and ``ord`` (position within the version) columns."""
+    paths = [to_uri(log_dir / info.name) for _, info in commits]
+    if not paths:
+        return None
+    raw = spark.read.schema(COMMIT_SCHEMA).option("mode", "FAILFAST").json(paths)
+    version = F.regexp_extract(F.col("_metadata.file_name"), r"^(\d+)\.json$", 1).cast("long")
+    # monotonically_increasing_id follows file order within a partition; commit files are never split.
+    return raw.withColumn("version", version).withColumn("ord", F.monotonically_increasing_id())
+
+
+def _find_corrupt_commit(log_dir: Path, commits: Iterable[tuple[int, FileInfo]]) -> tuple[str, str]:
+    import json
+
+    for _, info in commits:
+        path = log_dir / info.name
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                return str(path), f"line {number} is not valid JSON ({exc.msg})"
+            if not isinstance(value, dict):
+                return str(path), f"line {number} is not a JSON object"
+    return str(log_dir), "a commit file could not be parsed"
+
+
+def _replay_non_file(
+    checkpoint: CheckpointContent | None,
+    commit_rows: list[tuple[int, dict[str, Any]]],
+    now_ms: int,
+    log_dir: Path,
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    protocol: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None
+    txns: dict[str, dict[str, Any]] = {}
+    domains: dict[str, dict[str, Any]] = {}
+    if checkpoint is not None:
+        cp_path = str(log_dir / checkpoint.instance.name)
+        protocols = [a["protocol"] for a in checkpoint.non_file_actions if "protocol" in a]
+        metadatas = [a["metaData"] for a in checkpoint.non_file_actions if "metaData" in a]
+        if len(protocols) > 1:
+            raise DuplicateProtocol(f"{len(protocols)} protocol actions in the checkpoint", path=cp_path)
+        if len(metadatas) > 1:
+            raise DuplicateMetadata(f"{len(metadatas)} metaData actions in the checkpoint", path=cp_path)
+        if not protocols:
+            raise MissingProtocol("the checkpoint has no protocol action", path=cp_path, rule="CKPT-READ-014")
+        if not metadatas:
+            raise MissingMetadata("the checkpoint has no metaData action", path=cp_path, rule="CKPT-READ-014")
+        protocol, metadata = protocols[0], metadatas[0]
+        initial = [(checkpoint.instance.version, a) for a in checkpoint.non_file_actions]
+    else:
+        initial = []
+    for _, action in [*initial, *commit_rows]:
+        kind, value = next(iter(action.items()))
+        if kind == "protocol":
+            protocol = value
+        elif kind == "metaData":
+            metadata = value
+        elif kind == "txn":
+            txns[value["appId"]] = value
+        elif kind == "domainMetadata":
+            if value.get("removed"):
+                domains.pop(value["domain"], None)
+            else:
+                domains[value["domain"]] = {"domain": value["domain"], "configuration": value.get("configuration"),
+                                            "removed": False}  # fmt: skip
+    if protocol is None:
+        raise MissingProtocol("no protocol action in the log", path=str(log_dir))
+    if metadata is None:
+        raise MissingMetadata("no metaData action in the log", path=str(log_dir))
+    retention = TableProperties(metadata.get("configuration")).set_transaction_retention_ms
+    if retention is not None:
+        cutoff = now_ms - retention
+        txns = {
+            k: t for k, t in txns.items() if t.get("lastUpdated") is not None and t["lastUpdated"] > cutoff
+        }
+    return protocol, metadata, txns, domains
+
+
+def check_reader_features(protocol: dict[str, Any], path: str) -> None:
+    """Refuse tables that need a reader capability this implementation lacks."""
+    reader_version = int(protocol.get("minReaderVersion", 1))
+    if reader_version > MAX_READER_VERSION:
+        raise UnsupportedReaderFeature(f"minReaderVersion {reader_version} is not supported", path=path)
+    unknown = sorted(set(protocol.get("readerFeatures") or []) - SUPPORTED_READER_FEATURES)
+    if unknown:
+        raise UnsupportedReaderFeature(f"unsupported reader feature(s): {', '.join(unknown)}", path=path)
+
+
+def _reconcile(file_actions: DataFrame, needs_merge: bool) -> DataFrame:
+    """One row per logical file: the last action (by version, then position) wins."""
+    if not needs_merge:
+        return file_actions.select("add", "remove")
+    key_path = F.coalesce(F.col("add.path"), F.col("remove.path"))
+    key_dv = dv_unique_id(F.coalesce(F.col("add.deletionVector"), F.col("remove.deletionVector")))
+    w = Window.partitionBy(key_path, key_dv).orderBy(F.col("version").desc(), F.col("ord").desc())
+    return (
+        file_actions.withColumn("_rank", F.row_number().over(w))
+        .where(F.col("_rank") == 1)
+        .select("add", "remove")
+    )
+
+
+def require_table(table: str | Path) -> Path:
+    """The table root, after checking it has a ``_delta_log`` directory (cheap; no Spark needed)."""
+    root = to_local_path(table)
+    log_dir = log_dir_of(root)
+    if not log_dir.is_dir():
+        raise TableNotFound("no _delta_log directory", path=str(log_dir))
+    return root
+
+
+def read_snapshot(
+    spark: SparkSession,
+    table: str | Path,
+    *,
+    version: int | None = None,
+    now_ms: int | None = None,
+    max_fallbacks: int = DEFAULT_MAX_FALLBACKS,
+    listing: LogListing | None = None,
+) -> Snapshot:
+    """Reconstruct ``version`` (default: latest) of ``table``. See the module docs.
+
+    ``listing`` replaces the listing of ``_delta_log`` (default: list it now). The cleaner passes a
+    *view* of the log without the files it plans to delete, to prove the plan changes no state.
+    """
+    root = require_table(table)
+    log_dir = log_dir_of(root)
+    if listing is None:
+        listing = list_log(log_dir)
+    if not listing.commits and not listing.checkpoints:
+        raise TableNotFound("_delta_log has no commit and no checkpoint", path=str(log_dir))
+    hint, hint_error = read_hint(log_dir)
+    now = now_ms if now_ms is not None else int(time.time() * 1000)
+    first_error: CheckpointError | None = None
+    skipped: list[str] = []
+    for attempt, segment in enumerate(
+        segments_newest_first(listing, hint, hint_error=hint_error, version=version)
+    ):
+        if attempt > max_fallbacks:
+            break
+        try:
+            return _build(spark, root, listing, segment, now, tuple(skipped))
+        except fallback_errors() as exc:
+            first_error = first_error or exc
+            if segment.checkpoint is None:
+                break
+            skipped.append(segment.checkpoint.name)
+    assert first_error is not None
+    raise first_error
+
+
+def _build(
+    spark: SparkSession,
+    root: Path,
+    listing: LogListing,
+    segment: LogSegment,
+    now_ms: int,
+    skipped: tuple[str, ...],
+) -> Snapshot:
+    log_dir = listing.log_dir
+    if skipped:
+        segment = LogSegment(
+            segment.log_dir, segment.version, segment.checkpoint, segment.commits, segment.hint, skipped
+        )
+    checkpoint = load_checkpoint(spark, log_dir, segment.checkpoint) if segment.checkpoint else None
+    commits_df = _read_commits(spark, log_dir, segment.commits)
+    commit_rows: list[tuple[int, dict[str, Any]]] = []
+    file_frames: list[DataFrame] = []
+    if checkpoint is not None:
+        cp_version = F.lit(checkpoint.instance.version).cast("long")
+        file_frames.append(
+            checkpoint.file_actions.select(
+                cp_version.alias("version"), F.lit(0).cast("long").alias("ord"), "add", "remove"
+            )
+        )
+    if commits_df is not None:
+        non_file = commits_df.where(
+            F.col("add").isNull()
+            & F.col("remove").isNull()
+            & (
+                F.col("protocol").isNotNull()
+                | F.col("metaData").isNotNull()
+                | F.col("txn").isNotNull()
+                | F.col("domainMetadata").isNotNull()
+            )
+        ).select("version", "ord", "protocol", "metaData", "txn", "domainMetadata")
+        try:
+            rows = non_file.collect()
+        except spark_errors() as exc:
+            path, why = _find_corrupt_commit(log_dir, segment.commits)
+            raise LogCorrupt(f"cannot parse the commit: {why}", path=path) from exc
+        ordered = sorted(rows, key=lambda r: (r["version"], r["ord"]))
+        for row in ordered:
+            for kind in ("protocol", "metaData", "txn", "domainMetadata"):
+                if row[kind] is not None:
+                    commit_rows.append(
+                        (int(row["version"]), {kind: drop_nulls(row[kind].asDict(recursive=True))})
+                    )
+        _check_one_per_commit(commit_rows, log_dir)
+        file_frames.append(
+            commits_df.where(F.col("add").isNotNull() | F.col("remove").isNotNull()).select(
+                "version", "ord", "add", "remove"
+            )
+        )
+    protocol, metadata, txns, domains = _replay_non_file(checkpoint, commit_rows, now_ms, log_dir)
+    check_reader_features(protocol, str(log_dir))
+    if file_frames:
+        actions = file_frames[0]
+        for frame in file_frames[1:]:
+            actions = actions.unionByName(frame)
+    else:
+        actions = spark.createDataFrame([], COMMIT_SCHEMA).select(
+            F.lit(0).cast("long").alias("version"), F.lit(0).cast("long").alias("ord"), "add", "remove"
+        )
+    state = _reconcile(actions, needs_merge=commits_df is not None)
+    min_tombstone = now_ms - TableProperties(metadata.get("configuration")).deleted_file_retention_ms
+    files_df = state.where(F.col("add").isNotNull()).select(
+        F.col("add").withField("dataChange", F.lit(False)).alias("add")
+    )
+    tombstones_df = state.where(
+        F.col("remove").isNotNull()
+        & (F.coalesce(F.col("remove.deletionTimestamp"), F.lit(0)) > F.lit(min_tombstone))
+    ).select(F.col("remove").withField("dataChange", F.lit(False)).alias("remove"))
+    return Snapshot(
+        table=root,
+        version=segment.version,
+        segment=segment,
+        listing=listing,
+        protocol=protocol,
+        metadata=metadata,
+        txns=txns,
+        domains=domains,
+        checkpoint=checkpoint,
+        files_df=files_df,
+        tombstones_df=tombstones_df,
+        now_ms=now_ms,
+    )
+
+
+def _check_one_per_commit(commit_rows: list[tuple[int, dict[str, Any]]], log_dir: Path) -> None:
+    """PROTOCOL: at most one ``metaData`` (and one ``protocol``) per version."""
+    seen: dict[tuple[int, str], int] = {}
+    for version, action in commit_rows:
+        kind = next(iter(action))
+        if kind in ("protocol", "metaData"):
+            seen[(version, kind)] = seen.get((version, kind), 0) + 1
+            if seen[(version, kind)] > 1:
+                raise LogCorrupt(
+                    f"more than one {kind} action in version {version}",
+                    path=str(log_dir / f"{version:020d}.json"),
+                )
