@@ -124,17 +124,11 @@ class TreeMemorySampler:
 # --------------------------------------------------------------------------------------------------
 
 
-def _spark_settings(driver_memory: str) -> Any:
-    from reference_impl.spark.session import settings_from_env
-
-    return settings_from_env("local[2]", [f"spark.driver.memory={driver_memory}"])
-
-
 def child_delta_spark(table: str, driver_memory: str) -> dict[str, Any]:
-    from conformance.adapters.delta_spark import delta_log
-    from reference_impl.spark.session import get_delta_spark
+    from conformance.oracles.delta_spark import delta_log
+    from conformance.oracles.session import get_delta_spark
 
-    spark = get_delta_spark(_spark_settings(driver_memory))
+    spark = get_delta_spark("local[2]", [f"spark.driver.memory={driver_memory}"])
     jvm = spark.sparkContext._jvm
     assert jvm is not None
     started = time.perf_counter()
@@ -246,7 +240,7 @@ class Measurement:
 def _command(contender: str, table: Path, driver_memory: str) -> list[str]:
     if contender.startswith("ours-"):
         spec = contender.split("-")[1]
-        return [PYTHON, "-m", "reference_impl.cli.main", "--master", "local[2]", "--conf",
+        return [PYTHON, "-m", "reference_impl.cli", "--master", "local[2]", "--conf",
                 f"spark.driver.memory={driver_memory}", "checkpoint", str(table), "--spec", spec, "--json"]  # fmt: skip
     kind = {"delta-spark-v1": "delta-spark", "delta-spark-v2": "delta-spark", "deltalake": "deltalake",
             "pyarrow-floor": "pyarrow"}[contender]  # fmt: skip

@@ -28,7 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from spec import vocabulary
 from spec.table_state import TableState
+from spec.vocabulary import CheckpointNaming, CheckpointSpec, TopLevelFormat
 
 CONTRACT_VERSION = "1.0"
 #: Bundled writer profiles that split a checkpoint (sidecars, parts) pick actions per file so that a
@@ -43,8 +45,12 @@ class Role(enum.Flag):
     CLEANER = enum.auto()
 
 
-#: Role names as they appear in results.json, the report and the subprocess protocol's hello.
-ROLE_NAMES: dict[str, Role] = {"reader": Role.READER, "writer": Role.WRITER, "cleaner": Role.CLEANER}
+#: Role names (the spec's :class:`~spec.vocabulary.Role` values) as they appear in results.json,
+#: the report and the subprocess protocol's hello.
+ROLE_NAMES: dict[str, Role] = {
+    name: Role[name.name]
+    for name in (vocabulary.Role.READER, vocabulary.Role.WRITER, vocabulary.Role.CLEANER)
+}
 
 
 def role_names(roles: Role) -> list[str]:
@@ -53,16 +59,27 @@ def role_names(roles: Role) -> list[str]:
 
 @dataclass(frozen=True)
 class WriterProfile:
-    """A named way of writing, and the checkpoint shape it promises."""
+    """A named way of writing, and the checkpoint shape it promises.
+
+    ``spec``, ``naming`` and ``top_level_format`` accept the enums or their string values
+    (``"v2"``, ``"uuid"``, ``"json"``); ``top_level_format`` is ``"manifest"`` in the subprocess
+    protocol and applies to UUID-named checkpoints only.
+    """
 
     name: str
     description: str
-    spec: str  # "v1" | "v2"
-    naming: str  # "classic" | "multi-part" | "uuid"
-    manifest: str | None = None  # "json" | "parquet" for UUID-named; None otherwise
+    spec: CheckpointSpec
+    naming: CheckpointNaming
+    top_level_format: TopLevelFormat | None = None
     sidecars: bool = False  # file actions in sidecars
     needs_v2_table: bool = False  # only on tables that support v2Checkpoint
     writes_last_checkpoint: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "spec", CheckpointSpec(self.spec))
+        object.__setattr__(self, "naming", CheckpointNaming(self.naming))
+        if self.top_level_format is not None:
+            object.__setattr__(self, "top_level_format", TopLevelFormat(self.top_level_format))
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ import json
 import os
 import time
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -38,10 +39,13 @@ from conformance.expectations import Expectations, load_all
 from conformance.registry import Registry, build_registry
 from conformance.tables.cleanup_cases import CLEANUP_CASES
 from conformance.tables.shapes import QUICK_SHAPES, SHAPES
+from fixtures import FIXTURES_DIR
+from spec.requirements import REQUIREMENTS_JSON, requirements_document
 
-SUITE_VERSION = "1.0.0"
-REQUIREMENTS_FILE = Path(__file__).resolve().parent.parent / "spec" / "requirements.json"
-DEFAULT_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+#: The suite's version is the package's (``pyproject.toml``), recorded in results.json.
+SUITE_VERSION = metadata.version("delta-checkpoint-conformance")
+REQUIREMENTS_FILE = REQUIREMENTS_JSON
+DEFAULT_FIXTURES = FIXTURES_DIR
 _STATE = pytest.StashKey["_PluginState"]()
 
 
@@ -84,7 +88,7 @@ class _PluginState:
 
     def get_requirements(self) -> dict[str, dict[str, Any]]:
         if self.requirements is None:
-            data = json.loads(REQUIREMENTS_FILE.read_text())
+            data = requirements_document(REQUIREMENTS_FILE)
             self.requirements = {r["id"]: r for r in data["requirements"]}
         return self.requirements
 
@@ -221,12 +225,17 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 # -- fixtures -----------------------------------------------------------------------------------
 
 
-def unavailable(name: str, why: str) -> None:
-    """Skip (or, under CI=true, fail) a test whose implementation cannot run."""
-    message = f"implementation {name!r} is unavailable: {why}"
+def unavailable(what: str, why: str) -> None:
+    """Skip loudly a test whose implementation or oracle cannot run — or, under ``CI=true``, fail it.
+
+    The project's own tests use this too (``tests/conftest.py``): one rule for every missing piece.
+    """
+    message = f"{what} is unavailable: {why}"
     if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{message} (CI=true: a missing implementation is a failure)", pytrace=False)
-    pytest.skip(message)
+        pytest.fail(
+            f"{message} (CI=true: a missing implementation or oracle is a failure, not a skip)", pytrace=False
+        )
+    pytest.skip(f"SKIPPED LOUDLY — {message}")
 
 
 @pytest.fixture(scope="session")
@@ -238,7 +247,7 @@ def ckpt_registry(request: pytest.FixtureRequest) -> Registry:
 
 def get_implementation(registry: Registry, name: str) -> Implementation:
     if name in registry.unavailable:
-        unavailable(name, registry.unavailable[name])
+        unavailable(f"implementation {name!r}", registry.unavailable[name])
     return registry.implementations[name]
 
 
@@ -416,7 +425,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         impls += [{"name": n, "available": False, "reason": why} for n, why in registry.unavailable.items()]
     document = {
         "suiteVersion": SUITE_VERSION,
-        "specVersion": json.loads(REQUIREMENTS_FILE.read_text())["spec_version"],
+        "specVersion": requirements_document(REQUIREMENTS_FILE)["spec_version"],
         "startedAt": int(state.started * 1000),
         "durationSeconds": round(time.time() - state.started, 1),
         "exitStatus": int(exitstatus),

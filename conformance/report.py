@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from conformance.plugin import REQUIREMENTS_FILE
+from spec.requirements import REQUIREMENTS_JSON as REQUIREMENTS_FILE
 
 _RANK = {"fail": 4, "xfail": 3, "pass": 2, "n.a.": 1}
 _SYMBOL = {"pass": "✔ pass", "fail": "✘ fail", "xfail": "⚠ xfail", "n.a.": "n.a.", "": ""}

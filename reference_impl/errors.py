@@ -1,7 +1,7 @@
-"""The one error hierarchy of the project, with stable error codes.
+"""The one error hierarchy of the reference implementation, with the spec's stable error codes.
 
-Spec: ``spec/checkpoints.md`` § Error codes. The conformance suite compares error *codes*, never
-messages, so a code, once published, is never renamed or reused.
+Spec: ``spec/checkpoints.md`` §21 Error codes. Each class carries one
+:class:`~spec.error_codes.ErrorCode`; the conformance suite compares codes, never messages.
 
 Every error carries:
 
@@ -15,13 +15,23 @@ exits non-zero.
 
 from __future__ import annotations
 
+import enum
 from typing import ClassVar
+
+from spec.error_codes import ErrorCode
+
+
+class PrivateCode(enum.StrEnum):
+    """Codes of errors this implementation raises and handles itself: never reported to a caller."""
+
+    #: A corrupt ``_last_checkpoint`` means "list the log instead" (spec CKPT-READ-010).
+    LAST_CHECKPOINT_CORRUPT = "LAST_CHECKPOINT_CORRUPT"
 
 
 class CheckpointError(Exception):
-    """Base class of every error this project raises on purpose."""
+    """Base class of every error the reference implementation raises on purpose."""
 
-    code: ClassVar[str] = "INTERNAL_ERROR"
+    code: ClassVar[ErrorCode | PrivateCode] = ErrorCode.INTERNAL_ERROR
 
     def __init__(self, message: str, *, path: str | None = None, rule: str | None = None) -> None:
         super().__init__(message)
@@ -45,157 +55,151 @@ class CheckpointError(Exception):
 class TableNotFound(CheckpointError):
     """Raised when the location has no ``_delta_log`` directory or no commit at all."""
 
-    code = "TABLE_NOT_FOUND"
+    code = ErrorCode.TABLE_NOT_FOUND
 
 
 class VersionNotFound(CheckpointError):
     """Raised when the requested version cannot be reconstructed from the files present."""
 
-    code = "VERSION_NOT_FOUND"
+    code = ErrorCode.VERSION_NOT_FOUND
 
 
 class LogGap(CheckpointError):
     """Raised when the commits after the chosen checkpoint are not contiguous."""
 
-    code = "LOG_GAP"
+    code = ErrorCode.LOG_GAP
 
 
 class LogCorrupt(CheckpointError):
     """Raised when a commit file cannot be parsed or breaks a log invariant."""
 
-    code = "LOG_CORRUPT"
+    code = ErrorCode.LOG_CORRUPT
 
 
 class CheckpointCorrupt(CheckpointError):
     """Raised when a checkpoint file cannot be read and no fallback exists."""
 
-    code = "CHECKPOINT_CORRUPT"
+    code = ErrorCode.CHECKPOINT_CORRUPT
 
 
 class MissingProtocol(CheckpointError):
     """Raised when the reconstructed state has no ``protocol`` action."""
 
-    code = "MISSING_PROTOCOL"
+    code = ErrorCode.MISSING_PROTOCOL
 
 
 class MissingMetadata(CheckpointError):
     """Raised when the reconstructed state has no ``metaData`` action."""
 
-    code = "MISSING_METADATA"
+    code = ErrorCode.MISSING_METADATA
 
 
 class DuplicateProtocol(CheckpointError):
     """Raised when a checkpoint holds more than one ``protocol`` action."""
 
-    code = "DUPLICATE_PROTOCOL"
+    code = ErrorCode.DUPLICATE_PROTOCOL
 
 
 class DuplicateMetadata(CheckpointError):
     """Raised when a checkpoint holds more than one ``metaData`` action."""
 
-    code = "DUPLICATE_METADATA"
+    code = ErrorCode.DUPLICATE_METADATA
 
 
 class V2CheckpointMetadataMissing(CheckpointError):
     """Raised when a UUID-named top-level file has no ``checkpointMetadata`` action."""
 
-    code = "V2_CHECKPOINT_METADATA_MISSING"
+    code = ErrorCode.V2_CHECKPOINT_METADATA_MISSING
 
 
 class V2CheckpointMetadataDuplicate(CheckpointError):
     """Raised when a V2 top-level file has more than one ``checkpointMetadata`` action."""
 
-    code = "V2_CHECKPOINT_METADATA_DUPLICATE"
+    code = ErrorCode.V2_CHECKPOINT_METADATA_DUPLICATE
 
 
 class V2MixedFileActions(CheckpointError):
     """Raised when a V2 top-level file has inline file actions *and* sidecars."""
 
-    code = "V2_MIXED_FILE_ACTIONS"
+    code = ErrorCode.V2_MIXED_FILE_ACTIONS
 
 
 class SidecarMissing(CheckpointError):
     """Raised when a referenced sidecar file does not exist."""
 
-    code = "SIDECAR_MISSING"
+    code = ErrorCode.SIDECAR_MISSING
 
 
 class SidecarSizeMismatch(CheckpointError):
     """Raised when a sidecar's recorded ``sizeInBytes`` differs from its real length."""
 
-    code = "SIDECAR_SIZE_MISMATCH"
+    code = ErrorCode.SIDECAR_SIZE_MISMATCH
 
 
 class SidecarPathInvalid(CheckpointError):
     """Raised when a ``sidecar.path`` is not a bare file name."""
 
-    code = "SIDECAR_PATH_INVALID"
+    code = ErrorCode.SIDECAR_PATH_INVALID
 
 
 class SidecarWithoutCheckpointMetadata(CheckpointError):
     """Raised when a classic-named checkpoint has sidecars but no ``checkpointMetadata``."""
 
-    code = "SIDECAR_WITHOUT_CHECKPOINT_METADATA"
+    code = ErrorCode.SIDECAR_WITHOUT_CHECKPOINT_METADATA
 
 
 class MultipartOnV2Table(CheckpointError):
     """Raised when a multi-part checkpoint is requested on a table that supports ``v2Checkpoint``."""
 
-    code = "MULTIPART_ON_V2_TABLE"
+    code = ErrorCode.MULTIPART_ON_V2_TABLE
 
 
 class V2FeatureNotSupported(CheckpointError):
     """Raised when a V2 checkpoint is requested on a table without the ``v2Checkpoint`` feature."""
 
-    code = "V2_FEATURE_NOT_SUPPORTED"
+    code = ErrorCode.V2_FEATURE_NOT_SUPPORTED
 
 
 class UnsupportedReaderFeature(CheckpointError):
     """Raised when the table needs a reader feature this implementation does not implement."""
 
-    code = "UNSUPPORTED_READER_FEATURE"
+    code = ErrorCode.UNSUPPORTED_READER_FEATURE
 
 
 class UnsupportedWriterFeature(CheckpointError):
     """Raised when a cleaner meets a writer feature it does not support; nothing is deleted."""
 
-    code = "UNSUPPORTED_WRITER_FEATURE"
+    code = ErrorCode.UNSUPPORTED_WRITER_FEATURE
 
 
 class InvalidOption(CheckpointError):
     """Raised when an option or argument value is illegal."""
 
-    code = "INVALID_OPTION"
+    code = ErrorCode.INVALID_OPTION
 
 
 class SelfCheckFailed(CheckpointError):
     """Raised when a written checkpoint fails verification before publication."""
 
-    code = "SELF_CHECK_FAILED"
+    code = ErrorCode.SELF_CHECK_FAILED
 
 
 class StorageError(CheckpointError):
     """Raised when the storage refuses an operation (unwritable location, rename failure, …)."""
 
-    code = "STORAGE_ERROR"
+    code = ErrorCode.STORAGE_ERROR
 
 
 class CleanupInvariantViolated(CheckpointError):
     """Raised when a cleanup plan would change what a reader sees; nothing is deleted."""
 
-    code = "CLEANUP_INVARIANT_VIOLATED"
-
-
-class DeltaJarsUnavailable(CheckpointError):
-    """Raised when delta-spark's jars cannot be resolved (oracle only; never the reference path)."""
-
-    code = "STORAGE_ERROR"
+    code = ErrorCode.CLEANUP_INVARIANT_VIOLATED
 
 
 class InternalError(CheckpointError):
     """Raised on a broken internal invariant: this is a bug in delta-checkpoint-conformance."""
 
-    code = "INTERNAL_ERROR"
+    code = ErrorCode.INTERNAL_ERROR
 
 
 class LastCheckpointCorrupt(CheckpointError):
@@ -204,36 +208,4 @@ class LastCheckpointCorrupt(CheckpointError):
     Readers never surface it: a corrupt hint means "list the log instead".
     """
 
-    code = "LAST_CHECKPOINT_CORRUPT"
-
-
-ALL_ERRORS: tuple[type[CheckpointError], ...] = (
-    TableNotFound,
-    VersionNotFound,
-    LogGap,
-    LogCorrupt,
-    CheckpointCorrupt,
-    MissingProtocol,
-    MissingMetadata,
-    DuplicateProtocol,
-    DuplicateMetadata,
-    V2CheckpointMetadataMissing,
-    V2CheckpointMetadataDuplicate,
-    V2MixedFileActions,
-    SidecarMissing,
-    SidecarSizeMismatch,
-    SidecarPathInvalid,
-    SidecarWithoutCheckpointMetadata,
-    MultipartOnV2Table,
-    V2FeatureNotSupported,
-    UnsupportedReaderFeature,
-    UnsupportedWriterFeature,
-    InvalidOption,
-    SelfCheckFailed,
-    StorageError,
-    CleanupInvariantViolated,
-    LastCheckpointCorrupt,
-    InternalError,
-)
-
-ERROR_CODES: frozenset[str] = frozenset(e.code for e in ALL_ERRORS)
+    code = PrivateCode.LAST_CHECKPOINT_CORRUPT

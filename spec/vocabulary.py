@@ -10,6 +10,7 @@ them unchanged and ``Enum(value)`` parses them.
 | :class:`CheckpointSpec` | ``v1``, ``v2`` | writer options, writer profiles, ``snapshot`` output |
 | :class:`CheckpointNaming` | ``classic``, ``multi-part``, ``uuid`` | writer options and profiles, ``checkpoint --json`` |
 | :class:`TopLevelFormat` | ``json``, ``parquet`` | the format of a UUID-named top-level file (``--manifest`` on the command line) |
+| :class:`CheckpointPolicy` | ``classic``, ``v2`` | the table property ``delta.checkpointPolicy`` |
 | :class:`StatsMode` | ``json``, ``struct``, ``both`` | how a checkpoint stores file statistics |
 | :class:`LogFileKind` | ``commit``, ``classic``, ``multi-part``, ``uuid``, ``crc``, ``compaction``, … | the one taxonomy of the names under ``_delta_log`` |
 | :class:`Role` | ``writer``, ``reader``, ``cleaner`` | requirement roles, adapter roles |
@@ -45,6 +46,13 @@ class TopLevelFormat(enum.StrEnum):
 
     JSON = "json"
     PARQUET = "parquet"
+
+
+class CheckpointPolicy(enum.StrEnum):
+    """The values of the table property ``delta.checkpointPolicy`` (spec §5.1)."""
+
+    CLASSIC = "classic"
+    V2 = "v2"
 
 
 class StatsMode(enum.StrEnum):

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from reference_impl.errors import DeltaJarsUnavailable
+from conformance.oracles.delta_jars import DeltaJarsUnavailable
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -63,7 +63,8 @@ def unavailable(what: str, why: str) -> None:
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
-    from reference_impl.spark.session import get_delta_spark, get_spark
+    from conformance.oracles.session import get_delta_spark
+    from reference_impl.spark.session import get_spark
 
     try:
         session = get_delta_spark()

@@ -52,7 +52,7 @@ class CommandImplementation:
         profiles = tuple(
             WriterProfile(
                 name=p["name"], description=p["description"], spec=p["spec"], naming=p["naming"],
-                manifest=p.get("manifest"), sidecars=bool(p.get("sidecars", False)),
+                top_level_format=p.get("manifest"), sidecars=bool(p.get("sidecars", False)),
                 needs_v2_table=bool(p.get("needsV2Table", False)),
                 writes_last_checkpoint=bool(p.get("writesLastCheckpoint", True)),
             )

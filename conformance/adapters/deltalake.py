@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from spec.table_state import TableState
+from spec.vocabulary import CheckpointNaming, CheckpointSpec
 
 #: Fields deltalake 1.6.6 never provides (see the module docs).
 ALWAYS_UNAVAILABLE: tuple[str, ...] = (
@@ -255,11 +256,20 @@ def _profiles() -> tuple[Any, ...]:
     from conformance.adapter import WriterProfile
 
     return (
-        WriterProfile("classic", "create_checkpoint() on a table without v2Checkpoint: one classic V1 file",
-                      "v1", "classic"),
-        WriterProfile("classic-v2", "create_checkpoint() on a v2Checkpoint table: a classic-named V2 file, "
-                      "every file action inline", "v2", "classic", needs_v2_table=True),
-    )  # fmt: skip
+        WriterProfile(
+            "classic",
+            "create_checkpoint() on a table without v2Checkpoint: one classic V1 file",
+            CheckpointSpec.V1,
+            CheckpointNaming.CLASSIC,
+        ),
+        WriterProfile(
+            "classic-v2",
+            "create_checkpoint() on a v2Checkpoint table: a classic-named V2 file, every file action inline",
+            CheckpointSpec.V2,
+            CheckpointNaming.CLASSIC,
+            needs_v2_table=True,
+        ),
+    )
 
 
 class DeltalakeImplementation:

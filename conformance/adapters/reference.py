@@ -1,6 +1,7 @@
 """The reference implementation (``reference_impl``) as a conformance adapter: reader, writer, cleaner.
 
-Writer profiles map to :class:`~reference_impl.write.writer.CheckpointOptions`; sidecar
+The only module of the suite that imports ``reference_impl`` (``tests/test_boundaries.py``).
+Writer profiles map to :class:`~reference_impl.write.options.CheckpointOptions`; sidecar
 profiles use two file actions per sidecar so that the suite's small tables get several sidecars,
 and more on large tables so that no checkpoint has more than
 :data:`~conformance.adapter.MAX_CHECKPOINT_FILES` sidecars.
@@ -25,52 +26,58 @@ from reference_impl.cleanup.cleaner import cleanup
 from reference_impl.errors import CheckpointError
 from reference_impl.read.snapshot import read_snapshot
 from reference_impl.spark.session import get_spark
-from reference_impl.write.writer import CheckpointOptions, write_checkpoint
+from reference_impl.write.options import CheckpointOptions
+from reference_impl.write.writer import write_checkpoint
+from spec.vocabulary import CheckpointNaming, CheckpointSpec, TopLevelFormat
 
+_V1, _V2 = CheckpointSpec.V1, CheckpointSpec.V2
+_JSON, _PARQUET = TopLevelFormat.JSON, TopLevelFormat.PARQUET
 _OPTIONS: dict[str, CheckpointOptions] = {
-    "v1": CheckpointOptions(spec="v1"),
-    "v1-multipart": CheckpointOptions(spec="v1", parts=3),
-    "v2-json": CheckpointOptions(spec="v2", manifest="json", actions_per_sidecar=2),
-    "v2-parquet": CheckpointOptions(spec="v2", manifest="parquet", actions_per_sidecar=2),
-    "v2-classic": CheckpointOptions(spec="v2", naming="classic", actions_per_sidecar=2),
-    "v2-inline": CheckpointOptions(spec="v2", manifest="json", sidecars=False),
+    "v1": CheckpointOptions(spec=_V1),
+    "v1-multipart": CheckpointOptions(spec=_V1, parts=3),
+    "v2-json": CheckpointOptions(spec=_V2, top_level_format=_JSON, actions_per_sidecar=2),
+    "v2-parquet": CheckpointOptions(spec=_V2, top_level_format=_PARQUET, actions_per_sidecar=2),
+    "v2-classic": CheckpointOptions(spec=_V2, naming=CheckpointNaming.CLASSIC, actions_per_sidecar=2),
+    "v2-inline": CheckpointOptions(spec=_V2, top_level_format=_JSON, sidecars=False),
 }
 
+_UUID, _CLASSIC = CheckpointNaming.UUID, CheckpointNaming.CLASSIC
+_SIDECARS = "2 file actions per sidecar (at most 8 sidecars)"
 PROFILES = (
-    WriterProfile("v1", "one classic V1 checkpoint file", "v1", "classic"),
-    WriterProfile("v1-multipart", "a 3-part V1 checkpoint", "v1", "multi-part"),
+    WriterProfile("v1", "one classic V1 checkpoint file", _V1, _CLASSIC),
+    WriterProfile("v1-multipart", "a 3-part V1 checkpoint", _V1, CheckpointNaming.MULTI_PART),
     WriterProfile(
         "v2-json",
-        "UUID-named JSON top-level file, 2 file actions per sidecar (at most 8 sidecars)",
-        "v2",
-        "uuid",
-        "json",
-        sidecars=True,
+        f"UUID-named JSON top-level file, {_SIDECARS}",
+        _V2,
+        _UUID,
+        _JSON,
+        True,
         needs_v2_table=True,
     ),
     WriterProfile(
         "v2-parquet",
-        "UUID-named Parquet top-level file, 2 file actions per sidecar (at most 8 sidecars)",
-        "v2",
-        "uuid",
-        "parquet",
-        sidecars=True,
+        f"UUID-named Parquet top-level file, {_SIDECARS}",
+        _V2,
+        _UUID,
+        _PARQUET,
+        True,
         needs_v2_table=True,
     ),
     WriterProfile(
         "v2-classic",
         "classic-named V2 checkpoint with sidecars",
-        "v2",
-        "classic",
+        _V2,
+        _CLASSIC,
         sidecars=True,
         needs_v2_table=True,
     ),
     WriterProfile(
         "v2-inline",
         "UUID-named JSON top-level file with every file action inline",
-        "v2",
-        "uuid",
-        "json",
+        _V2,
+        _UUID,
+        _JSON,
         needs_v2_table=True,
     ),
 )

@@ -1,8 +1,10 @@
-"""Decode a written checkpoint with pyarrow and ``json`` only — the writer tests' independent view.
+"""Decode a written checkpoint with pyarrow and ``json`` only — the suite's independent view of the files.
 
-The writer conformance tests must not trust any one reader, so they open the files themselves:
-the top-level file (JSON lines or Parquet), every part, every referenced sidecar, and
-``_last_checkpoint``. Every row becomes ``{"<action kind>": {...}}`` with null fields dropped.
+Spec: ``spec/checkpoints.md`` §7 Parquet layout, §11 V2-spec checkpoints, §12 Sidecar files, §14
+The last-checkpoint file. The writer and cleaner conformance tests must not trust any one reader,
+so they open the files themselves: the top-level file (JSON lines or Parquet), every part, every
+referenced sidecar, and ``_last_checkpoint``. Every row becomes ``{"<action kind>": {...}}`` with
+null fields dropped. Names are read with the suite's own grammar (:mod:`conformance.decode.names`).
 """
 
 from __future__ import annotations
@@ -11,10 +13,11 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urlparse
 
-from reference_impl.log.naming import SIDECAR_DIR, LogFileKind, parse_log_file_name
+from conformance.decode.names import LAST_CHECKPOINT, SIDECAR_DIR, parse_name
 from spec.table_state import drop_nulls
+from spec.vocabulary import LogFileKind
 
 
 @dataclass
@@ -65,12 +68,29 @@ def decode_file(log_dir: Path, name: str) -> DecodedFile:
 
 
 def sidecar_name(action: dict[str, Any]) -> str:
+    """The file name a bare ``sidecar.path`` denotes (URI-decoded)."""
     return unquote(str(action["path"]))
+
+
+def sidecar_file(log_dir: Path, action: dict[str, Any]) -> Path:
+    """The file a ``sidecar`` action references (spec §19.1): an absolute ``file:`` URI as it says, a bare
+    name inside ``_sidecars/`` — decoded, or literal when only the literal name exists."""
+    raw = str(action["path"])
+    if raw.startswith("file:"):
+        return Path(unquote(urlparse(raw).path))
+    decoded = log_dir / SIDECAR_DIR / unquote(raw)
+    literal = log_dir / SIDECAR_DIR / raw
+    return decoded if decoded.exists() or not literal.exists() else literal
+
+
+def sidecar_actions(log_dir: Path, name: str) -> list[dict[str, Any]]:
+    """The ``sidecar`` actions of the top-level checkpoint file ``name``."""
+    return [row["sidecar"] for row in decode_file(log_dir, name).rows if "sidecar" in row]
 
 
 def decode_checkpoint(log_dir: Path, names: list[str]) -> DecodedCheckpoint:
     """Decode the checkpoint made of ``names`` (its top-level file, or all its parts)."""
-    parsed = parse_log_file_name(names[0])
+    parsed = parse_name(names[0])
     assert parsed.version is not None
     top = [decode_file(log_dir, n) for n in sorted(names)]
     decoded = DecodedCheckpoint(parsed.version, parsed.kind, top)
@@ -83,16 +103,16 @@ def checkpoint_names(log_dir: Path, version: int) -> dict[str, list[str]]:
     """The checkpoints of ``version`` grouped by instance: classic, each UUID-named, each part set."""
     groups: dict[str, list[str]] = {}
     for path in sorted(log_dir.iterdir()):
-        parsed = parse_log_file_name(path.name)
+        parsed = parse_name(path.name)
         if not parsed.kind.is_checkpoint or parsed.version != version or path.stat().st_size == 0:
             continue
-        key = f"parts-{parsed.num_parts}" if parsed.kind is LogFileKind.CHECKPOINT_PART else path.name
+        key = f"parts-{parsed.parts}" if parsed.kind is LogFileKind.CHECKPOINT_PART else path.name
         groups.setdefault(key, []).append(path.name)
     return groups
 
 
 def read_last_checkpoint(log_dir: Path) -> tuple[str, dict[str, Any]] | None:
-    path = log_dir / "_last_checkpoint"
+    path = log_dir / LAST_CHECKPOINT
     if not path.is_file():
         return None
     text = path.read_text()

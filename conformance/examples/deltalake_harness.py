@@ -51,7 +51,7 @@ def hello(impl: Any) -> dict[str, Any]:
         "readsData": True,
         "profiles": [
             {"name": p.name, "description": p.description, "spec": p.spec, "naming": p.naming,
-             "manifest": p.manifest, "sidecars": p.sidecars, "needsV2Table": p.needs_v2_table,
+             "manifest": p.top_level_format, "sidecars": p.sidecars, "needsV2Table": p.needs_v2_table,
              "writesLastCheckpoint": p.writes_last_checkpoint}
             for p in info.profiles
         ],

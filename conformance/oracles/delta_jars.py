@@ -23,11 +23,17 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from reference_impl.errors import DeltaJarsUnavailable
+from spec.error_codes import ErrorCode
 
 DELTA_VERSION = "4.4.0"
 ENV_CACHE = "DELTA_CKPT_CACHE"
 _ARTIFACT_RE = re.compile(r"^(?:[^_]+_)?(?P<artifact>.+?)-\d[^-]*(?:-[A-Za-z0-9]+)?\.jar$")
+
+
+class DeltaJarsUnavailable(RuntimeError):
+    """delta-spark's jars cannot be resolved (or a session without them is already running)."""
+
+    code = ErrorCode.STORAGE_ERROR
 
 
 def project_root() -> Path | None:

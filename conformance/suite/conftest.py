@@ -15,19 +15,18 @@ import pytest
 
 from conformance.adapter import AdapterError, Implementation, WriterProfile
 from conformance.decode.checkpoint import checkpoint_names
+from conformance.decode.files import Files, files
+from conformance.decode.names import DELTA_LOG
 from conformance.tables.mutations import delete_commits_before
 from conformance.tables.shapes import BuiltShape, build_shape
 
-Listing = dict[str, tuple[int, int]]
+Listing = Files
 
 
 def listing(table: Path, *, outside_log: bool = False) -> Listing:
     """Every file under ``_delta_log`` (recursively), or with ``outside_log`` every other file of the
     table: relative name -> (size, mtime ns)."""
-    root = table if outside_log else table / "_delta_log"
-    return {p.relative_to(root).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns)
-            for p in root.rglob("*")
-            if p.is_file() and (not outside_log or "_delta_log" not in p.relative_to(root).parts)}  # fmt: skip
+    return files(table, exclude=DELTA_LOG) if outside_log else files(table / DELTA_LOG)
 
 
 @dataclass

@@ -17,13 +17,11 @@ import pytest
 
 from conformance.adapter import AdapterError, Implementation
 from conformance.compare import assert_states_equal
+from conformance.decode.checkpoint import sidecar_actions, sidecar_file
+from conformance.decode.names import DELTA_LOG, SIDECAR_DIR, checksum_owner, parse_name
 from conformance.suite.conftest import Listing, listing
 from conformance.tables.cleanup_cases import CUTOFF_COMMIT, LATEST, CleanupCase, build_cleanup_case
-from reference_impl.cleanup.cleaner import read_sidecar_actions
-from reference_impl.log.naming import DELTA_LOG, SIDECAR_DIR, LogFileKind, checksum_owner, parse_log_file_name
-from reference_impl.read.checkpoint import resolve_sidecar
-from reference_impl.read.snapshot import read_snapshot
-from reference_impl.spark.session import get_spark
+from spec.vocabulary import LogFileKind
 
 _DELETABLE = {LogFileKind.COMMIT, LogFileKind.CRC, LogFileKind.COMPACTION, LogFileKind.CHECKPOINT_CLASSIC,
               LogFileKind.CHECKPOINT_PART, LogFileKind.CHECKPOINT_UUID}  # fmt: skip
@@ -54,7 +52,7 @@ class CleanedTable:
 
     def versions(self, kinds: set[LogFileKind], names: set[str]) -> list[int]:
         """Versions of the files among ``names`` (top-level ``_delta_log`` names) of one of ``kinds``."""
-        parsed = [parse_log_file_name(n) for n in names if "/" not in n]
+        parsed = [parse_name(n) for n in names if "/" not in n]
         return sorted({p.version for p in parsed if p.kind in kinds and p.version is not None})
 
     @property
@@ -68,7 +66,7 @@ _CLEANED: dict[tuple[str, str], CleanedTable] = {}
 
 def _case(name: str, factory: pytest.TempPathFactory) -> CleanupCase:
     if name not in _CASES:
-        _CASES[name] = build_cleanup_case(name, factory.mktemp(f"cleanup-{name}") / "table", get_spark())
+        _CASES[name] = build_cleanup_case(name, factory.mktemp(f"cleanup-{name}") / "table")
     return _CASES[name]
 
 
@@ -163,7 +161,7 @@ def test_only_expired_log_files_are_deleted(cleaned: CleanedTable) -> None:
         base = name.rsplit("/", 1)[-1]
         if name.startswith(f"{SIDECAR_DIR}/"):
             continue  # sidecars: CKPT-CLEAN-013 (test_referenced_sidecars_remain)
-        parsed = parse_log_file_name(checksum_owner(base) or base)
+        parsed = parse_name(checksum_owner(base) or base)
         if "/" in name or parsed.kind not in _DELETABLE:
             problems.append(f"{name}: not a file a cleaner may delete")
         elif parsed.version is None or parsed.version > CUTOFF_COMMIT:
@@ -191,11 +189,11 @@ def test_referenced_sidecars_remain(cleaned: CleanedTable) -> None:
     top_level = {LogFileKind.CHECKPOINT_CLASSIC, LogFileKind.CHECKPOINT_UUID}
     missing, referenced = [], 0
     for name in sorted(cleaned.after):
-        if "/" in name or parse_log_file_name(name).kind not in top_level:
+        if "/" in name or parse_name(name).kind not in top_level:
             continue
-        for action in read_sidecar_actions(cleaned.log_dir, name):
+        for action in sidecar_actions(cleaned.log_dir, name):
             referenced += 1
-            target = resolve_sidecar(cleaned.log_dir, action).path
+            target = sidecar_file(cleaned.log_dir, action)
             if not target.is_file():
                 missing.append(f"{target} (referenced by {name})")
     assert not missing, f"{cleaned.label}: referenced sidecars deleted: {missing}"
@@ -269,14 +267,12 @@ def _compatibility_checkpoints(cleaned: CleanedTable) -> tuple[int, list[str], l
     skips (n.a.) when the newest checkpoint is not UUID-named or the case expires nothing."""
     case = cleaned.case
     newest = max(case.checkpoints)
-    uuid_named = [
-        n for n in case.checkpoints[newest] if parse_log_file_name(n).kind is LogFileKind.CHECKPOINT_UUID
-    ]
+    uuid_named = [n for n in case.checkpoints[newest] if parse_name(n).kind is LogFileKind.CHECKPOINT_UUID]
     if not uuid_named or case.cutoff_checkpoint is None or case.expected_error is not None:
         pytest.skip(f"n.a.: {case.name} has no UUID-named newest checkpoint, or nothing expires")
     written = [n for n in sorted(set(cleaned.after) - set(cleaned.before))
-               if "/" not in n and parse_log_file_name(n).kind is LogFileKind.CHECKPOINT_CLASSIC
-               and parse_log_file_name(n).version == newest]  # fmt: skip
+               if "/" not in n and parse_name(n).kind is LogFileKind.CHECKPOINT_CLASSIC
+               and parse_name(n).version == newest]  # fmt: skip
     return newest, uuid_named, written
 
 
@@ -310,7 +306,9 @@ def test_compatibility_checkpoint_has_the_state(cleaned: CleanedTable, tmp_path:
     shutil.copytree(cleaned.path, copy)
     for name in uuid_named:
         (copy / DELTA_LOG / name).unlink()
-    state = read_snapshot(get_spark(), copy, version=newest, now_ms=cleaned.case.now_ms).table_state()
+    from conformance.adapters.reference import ReferenceImplementation
+
+    state = ReferenceImplementation().read(copy, version=newest, now_ms=cleaned.case.now_ms).state
     used = (state.source.get("checkpoint") or {}).get("files")
     assert used == written, (
         f"{copy}: the reference reader used {used}, not the compatibility checkpoint {written}"

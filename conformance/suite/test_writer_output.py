@@ -1,7 +1,8 @@
 """Writer conformance: inspect what each writer profile wrote on each source shape.
 
-Every test opens the files itself (:mod:`conformance.decode.checkpoint`: pyarrow and ``json``), so
-no reader is trusted. Parametrised over ``writer_profile`` × ``shape_name``; a profile that promises
+Every test opens the files itself (:mod:`conformance.decode`: pyarrow and ``json``, the spec's
+file-name grammar and checksum written in the suite), so no reader — and no code of the reference
+implementation — is trusted. Parametrised over ``writer_profile`` × ``shape_name``; a profile that promises
 a V2 checkpoint is run on the shape's ``v2`` variant.
 """
 
@@ -18,12 +19,13 @@ from conformance.decode.checkpoint import (
     read_last_checkpoint,
     sidecar_name,
 )
+from conformance.decode.checksum import checksum
+from conformance.decode.names import SIDECAR_DIR, parse_name
 from conformance.decode.spark_hash import part_of
 from conformance.suite.conftest import WrittenTable
-from reference_impl.log.last_checkpoint import checksum
-from reference_impl.log.naming import SIDECAR_DIR, LogFileKind, parse_log_file_name
 from spec.schemas import validator
 from spec.table_state import TableState
+from spec.vocabulary import LogFileKind
 
 _UNRESERVED = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
@@ -49,8 +51,8 @@ def test_checkpoint_files_have_spec_names(written: WrittenTable) -> None:
     > form of 8-4-4-4-12 hexadecimal digits.
     """
     for name in written.checkpoint:
-        parsed = parse_log_file_name(name)
-        assert parsed.kind.is_checkpoint and parsed.conforms, (
+        parsed = parse_name(name)
+        assert parsed.kind.is_checkpoint and parsed.strict, (
             f"{written.label}: {name} is not a spec-conforming name"
         )
 
@@ -333,8 +335,8 @@ def test_multipart_rows_are_hash_clustered(written: WrittenTable) -> None:
     d = _decoded(written)
     if d.kind is not LogFileKind.CHECKPOINT_PART:
         pytest.skip(f"n.a.: {written.label} did not write a multi-part checkpoint")
-    parts = {parse_log_file_name(f.name).part or 0: f for f in d.top}
-    num = parse_log_file_name(d.top[0].name).num_parts
+    parts = {parse_name(f.name).part or 0: f for f in d.top}
+    num = parse_name(d.top[0].name).parts
     assert num is not None and sorted(parts) == list(range(1, num + 1)), (
         f"{written.label}: parts {sorted(parts)}"
     )

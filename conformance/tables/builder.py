@@ -1,12 +1,19 @@
-"""Build small Delta tables deterministically, commit by commit, without Spark.
+"""Build Delta tables at the log level, deterministically, without Spark: the suite's one table builder.
 
-Used by the fixture generators (``fixtures/``) and by tests that need a table of a given shape.
-Every commit is written as JSON lines with a fixed clock and seeded UUIDs, and every data file as a
-tiny Parquet file written by pyarrow, so regenerating a table gives byte-identical commits.
+Spec: PROTOCOL.md "Actions" and "Action Reconciliation"; ``spec/checkpoints.md`` §6 Checkpoint
+content. Used by the source shapes and cleanup cases of the suite, by the fixture generator and by
+the tests. Two levels:
+
+* **action constructors** (:func:`protocol`, :func:`metadata`, :func:`add`, :func:`remove`, :func:`txn`,
+  :func:`domain`, :func:`commit_info`, :func:`cdc`, …) and :func:`write_commit` / :func:`write_log`:
+  hand-written logs with exact control over every field (no data files);
+* :class:`TableBuilder`: a table commit by commit — JSON lines with a fixed clock and seeded UUIDs,
+  each data file a tiny Parquet file written by pyarrow, so regenerating a table gives
+  byte-identical commits.
 
 The builder is also an oracle: it applies PROTOCOL.md's action reconciliation to its own commits
-as it writes them (a few dictionaries, independent of the Spark reader) and can return the
-expected :class:`~spec.table_state.TableState` of any version it wrote.
+as it writes them (a few dictionaries, independent of any reader) and returns the expected
+:class:`~spec.table_state.TableState` of any version it wrote.
 
 | method | commits |
 |---|---|
@@ -26,23 +33,231 @@ import datetime as dt
 import json
 import os
 import random
+import re
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance.decode.names import DELTA_LOG, commit_name
 from conformance.tables.deletion_vectors import inline_descriptor
-from reference_impl.log.naming import DELTA_LOG, commit_name
-from reference_impl.log.table_properties import TableProperties
 from spec.table_state import TableState, dv_id
 
 #: 2025-01-01T00:00:00Z — the default start of fixture clocks.
 EPOCH_2025_MS = 1_735_689_600_000
 ENGINE_INFO = "delta-checkpoint-conformance table_builder"
-READER_WRITER_FEATURES = frozenset(
-    {"columnMapping", "deletionVectors", "timestampNtz", "v2Checkpoint", "vacuumProtocolCheck"}
-)
+#: ``delta.checkpointInterval`` of hand-written tables: a writer that checkpoints on commit (delta-spark)
+#: never checkpoints them by itself.
+NO_AUTO_CHECKPOINT_INTERVAL = "1000"
+
+_INTERVAL_PAIR = re.compile(r"(-?\d+)\s*([a-z]+?)s?\b")
+_UNIT_MS = {
+    "millisecond": 1,
+    "second": 1000,
+    "minute": 60_000,
+    "hour": 3_600_000,
+    "day": 86_400_000,
+    "week": 604_800_000,
+}
+
+
+def _interval_ms(text: str) -> int:
+    """Milliseconds of a retention property as the builder writes them (``interval 36500 days``)."""
+    body = text.strip().lower().removeprefix("interval").strip()
+    pairs = _INTERVAL_PAIR.findall(body)
+    if not pairs:
+        raise ValueError(f"the table builder cannot read the interval {text!r}")
+    return sum(int(n) * _UNIT_MS[unit] for n, unit in pairs)
+
+
+# -- action constructors (JSON form, as in commit files) ----------------------------------------
+
+
+def schema_field(
+    name: str, type_: str | dict[str, Any], *, column_id: int | None = None, physical: str | None = None
+) -> dict[str, Any]:
+    """A field of a table schema; with ``column_id``/``physical`` it carries column-mapping metadata."""
+    metadata: dict[str, Any] = {}
+    if column_id is not None:
+        metadata["delta.columnMapping.id"] = column_id
+    if physical is not None:
+        metadata["delta.columnMapping.physicalName"] = physical
+    return {"name": name, "type": type_, "nullable": True, "metadata": metadata}
+
+
+def schema(*fields: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "struct", "fields": list(fields)}
+
+
+def protocol(
+    reader: int = 1,
+    writer: int = 2,
+    *,
+    reader_features: Sequence[str] | None = None,
+    writer_features: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"minReaderVersion": reader, "minWriterVersion": writer}
+    if reader_features is not None:
+        body["readerFeatures"] = list(reader_features)
+    if writer_features is not None:
+        body["writerFeatures"] = list(writer_features)
+    return {"protocol": body}
+
+
+def v2_protocol(*, reader_extra: Sequence[str] = (), writer_extra: Sequence[str] = ()) -> dict[str, Any]:
+    """Protocol (3, 7) supporting ``v2Checkpoint`` (plus the extra features given)."""
+    return protocol(
+        3,
+        7,
+        reader_features=["v2Checkpoint", *reader_extra],
+        writer_features=["appendOnly", "invariants", "v2Checkpoint", *writer_extra],
+    )
+
+
+def metadata(
+    table_schema: Mapping[str, Any],
+    *,
+    partition_columns: Sequence[str] = (),
+    configuration: Mapping[str, str] | None = None,
+    table_id: str = "00000000-0000-4000-8000-000000000001",
+) -> dict[str, Any]:
+    return {
+        "metaData": {
+            "id": table_id,
+            "format": {"provider": "parquet", "options": {}},
+            "schemaString": json.dumps(table_schema),
+            "partitionColumns": list(partition_columns),
+            "configuration": {
+                "delta.checkpointInterval": NO_AUTO_CHECKPOINT_INTERVAL,
+                **(configuration or {}),
+            },
+            "createdTime": 1_700_000_000_000,
+        }
+    }
+
+
+def stats_json(
+    records: int, minimum: Mapping[str, Any], maximum: Mapping[str, Any], nulls: Mapping[str, Any]
+) -> str:
+    return json.dumps(
+        {
+            "numRecords": records,
+            "minValues": dict(minimum),
+            "maxValues": dict(maximum),
+            "nullCount": dict(nulls),
+        },
+        separators=(",", ":"),
+    )
+
+
+def add(
+    path: str,
+    *,
+    partition_values: Mapping[str, str | None] | None = None,
+    size: int = 1000,
+    modification_time: int = 1_700_000_000_000,
+    stats: str | None = None,
+    tags: Mapping[str, str] | None = None,
+    deletion_vector: Mapping[str, Any] | None = None,
+    data_change: bool = True,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "path": path,
+        "partitionValues": dict(partition_values or {}),
+        "size": size,
+        "modificationTime": modification_time,
+        "dataChange": data_change,
+    }
+    return {"add": _with_optional(body, stats, tags, deletion_vector)}
+
+
+def _with_optional(
+    body: dict[str, Any],
+    stats: str | None,
+    tags: Mapping[str, str] | None,
+    deletion_vector: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """``body`` plus the optional file-action fields that are set."""
+    if stats is not None:
+        body["stats"] = stats
+    if tags is not None:
+        body["tags"] = dict(tags)
+    if deletion_vector is not None:
+        body["deletionVector"] = dict(deletion_vector)
+    return body
+
+
+def remove(
+    path: str,
+    *,
+    deletion_timestamp: int | None,
+    partition_values: Mapping[str, str | None] | None = None,
+    size: int | None = 1000,
+    stats: str | None = None,
+    tags: Mapping[str, str] | None = None,
+    deletion_vector: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"path": path, "dataChange": True, "extendedFileMetadata": True,
+                            "partitionValues": dict(partition_values or {})}  # fmt: skip
+    if deletion_timestamp is not None:
+        body["deletionTimestamp"] = deletion_timestamp
+    if size is not None:
+        body["size"] = size
+    return {"remove": _with_optional(body, stats, tags, deletion_vector)}
+
+
+def txn(app_id: str, version: int, last_updated: int | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"appId": app_id, "version": version}
+    if last_updated is not None:
+        body["lastUpdated"] = last_updated
+    return {"txn": body}
+
+
+def domain(name: str, configuration: str, *, removed: bool = False) -> dict[str, Any]:
+    return {"domainMetadata": {"domain": name, "configuration": configuration, "removed": removed}}
+
+
+def commit_info(timestamp: int = 1_700_000_000_000, operation: str = "WRITE") -> dict[str, Any]:
+    return {"commitInfo": {"timestamp": timestamp, "operation": operation, "operationParameters": {}}}
+
+
+def cdc(path: str) -> dict[str, Any]:
+    return {"cdc": {"path": path, "partitionValues": {}, "size": 10, "dataChange": False}}
+
+
+def write_commit(
+    table: Path,
+    version: int,
+    actions: Iterable[Mapping[str, Any]],
+    *,
+    mtime_ms: int | None = None,
+    exclusive: bool = False,
+) -> Path:
+    """Write ``<table>/_delta_log/<version>.json`` (one compact JSON action per line).
+
+    ``mtime_ms`` sets the file's modification time; ``exclusive`` refuses to replace an existing commit.
+    """
+    log = table / DELTA_LOG
+    log.mkdir(parents=True, exist_ok=True)
+    path = log / commit_name(version)
+    with open(path, "x" if exclusive else "w", encoding="utf-8") as handle:
+        for action in actions:
+            handle.write(json.dumps(action, separators=(",", ":"), ensure_ascii=False) + "\n")
+    if mtime_ms is not None:
+        ns = mtime_ms * 1_000_000
+        os.utime(path, ns=(ns, ns))
+    return path
+
+
+def write_log(table: Path, commits: Sequence[Iterable[Mapping[str, Any]]]) -> Path:
+    """Write commits ``0..len(commits)-1``; returns the table path."""
+    for version, actions in enumerate(commits):
+        write_commit(table, version, actions)
+    return table
+
+
+# -- the table builder ------------------------------------------------------------------------
 
 
 @dataclass
@@ -211,14 +426,7 @@ class TableBuilder:
         timestamp = self.clock.tick()
         info = {"commitInfo": {"timestamp": timestamp, "operation": operation, "operationParameters": {},
                                "engineInfo": ENGINE_INFO}}  # fmt: skip
-        lines = [info, *actions]
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        path = self.log_dir / commit_name(version)
-        with open(path, "x", encoding="utf-8") as handle:
-            for action in lines:
-                handle.write(json.dumps(action, separators=(",", ":"), ensure_ascii=False) + "\n")
-        ns = timestamp * 1_000_000
-        os.utime(path, ns=(ns, ns))
+        write_commit(self.root, version, [info, *actions], mtime_ms=timestamp, exclusive=True)
         self.version = version
         for action in actions:
             self._apply(action)
@@ -416,9 +624,12 @@ class TableBuilder:
     def expected_state(self, version: int, *, now_ms: int) -> TableState:
         """The state of ``version`` by construction (tombstones/txns filtered at ``now_ms``)."""
         state = self._history[version]
-        props = TableProperties(state.metadata.get("configuration"))
-        tomb_cutoff = now_ms - props.deleted_file_retention_ms
-        txn_retention = props.set_transaction_retention_ms
+        config = state.metadata.get("configuration") or {}
+        tomb_cutoff = now_ms - _interval_ms(
+            config.get("delta.deletedFileRetentionDuration", "interval 1 week")
+        )
+        raw_txn_retention = config.get("delta.setTransactionRetentionDuration")
+        txn_retention = None if raw_txn_retention is None else _interval_ms(raw_txn_retention)
         txns = list(state.txns.values())
         if txn_retention is not None:
             txns = [

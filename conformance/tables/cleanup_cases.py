@@ -1,7 +1,7 @@
 """Source tables for the cleaner tests (spec §18 Metadata cleanup), built the same way for every cleaner.
 
 Each case is a table with commits 0..8 (appends, then a remove at 8), checkpoints written by the
-reference writer, and ``delta.logRetentionDuration = interval 8 days``:
+reference writer (through its adapter, :mod:`conformance.adapters.reference`), and ``delta.logRetentionDuration = interval 8 days``:
 
 | case | checkpoints | what a cleaner should delete (CKPT-CLEAN-009, -017) |
 |---|---|---|
@@ -24,30 +24,28 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+from conformance.decode.checkpoint import checkpoint_names, decode_checkpoint
+from conformance.decode.names import DELTA_LOG, LAST_CHECKPOINT, SIDECAR_DIR, checksum_owner, parse_name
 from conformance.tables.builder import rows
 from conformance.tables.shapes import new_table
-from reference_impl.log.naming import DELTA_LOG, SIDECAR_DIR, checksum_owner, parse_log_file_name
-from reference_impl.log.table_properties import MS_PER_DAY
 from spec.table_state import TableState
 
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+DAY_MS = 86_400_000
+
 
 LATEST = 8
 CUTOFF_COMMIT = 5
 RETENTION = "interval 8 days"
 
-_V1: dict[str, Any] = {"spec": "v1"}
-_V2: dict[str, Any] = {"spec": "v2", "manifest": "json", "actions_per_sidecar": 2}
 UNKNOWN_WRITER_FEATURE = "madeUpWriterFeature"
-#: case -> (table variant, reference writer options, checkpointed versions, writer feature added at 8)
-_RECIPES: dict[str, tuple[str, dict[str, Any], tuple[int, ...], str | None]] = {
-    "classic": ("classic", _V1, (2, 4, 7), None),
-    "v2-sidecars": ("v2", _V2, (2, 4, 7), None),
-    "late-checkpoint": ("classic", _V1, (7,), None),
-    "unknown-writer-feature": ("classic", _V1, (2, 4, 7), UNKNOWN_WRITER_FEATURE),
+#: case -> (table variant, the reference adapter's writer profile, checkpointed versions, writer
+#: feature added at 8). Profiles: ``v1`` one classic file; ``v2-json`` UUID-named JSON + sidecars of 2 actions.
+_RECIPES: dict[str, tuple[str, str, tuple[int, ...], str | None]] = {
+    "classic": ("classic", "v1", (2, 4, 7), None),
+    "v2-sidecars": ("v2", "v2-json", (2, 4, 7), None),
+    "late-checkpoint": ("classic", "v1", (7,), None),
+    "unknown-writer-feature": ("classic", "v1", (2, 4, 7), UNKNOWN_WRITER_FEATURE),
 }
 CLEANUP_CASES: tuple[str, ...] = tuple(_RECIPES)
 
@@ -76,8 +74,8 @@ class CleanupCase:
 
 def stamp_ms(version: int, now_ms: int) -> int:
     """The modification time of version ``version``'s files (see the module docs)."""
-    midnight = now_ms - now_ms % MS_PER_DAY
-    return midnight - (3 * (LATEST - version) * 2 + 1) * MS_PER_DAY // 2
+    midnight = now_ms - now_ms % DAY_MS
+    return midnight - (3 * (LATEST - version) * 2 + 1) * DAY_MS // 2
 
 
 def _file_version(relative: str) -> int | None:
@@ -87,14 +85,15 @@ def _file_version(relative: str) -> int | None:
     if relative.startswith(f"{SIDECAR_DIR}/"):
         head = name.split(".", 1)[0]
         return int(head) if head.isdigit() else None
-    return parse_log_file_name(name).version
+    return parse_name(name).version
 
 
-def build_cleanup_case(name: str, path: Path, spark: SparkSession) -> CleanupCase:
+def build_cleanup_case(name: str, path: Path) -> CleanupCase:
     """Build case ``name`` at ``path`` and stamp its files (module docs)."""
-    from reference_impl.write.writer import CheckpointOptions, write_checkpoint
+    from conformance.adapters.reference import ReferenceImplementation
 
-    variant, options, versions, writer_feature = _RECIPES[name]
+    writer = ReferenceImplementation()
+    variant, profile, versions, writer_feature = _RECIPES[name]
     builder = new_table(path, variant, config={"delta.logRetentionDuration": RETENTION})
     for i in range(LATEST - 1):
         builder.append(rows(i * 2, 2))
@@ -104,15 +103,16 @@ def build_cleanup_case(name: str, path: Path, spark: SparkSession) -> CleanupCas
         builder.set_features(writer_features=[writer_feature])
     assert builder.version == LATEST, f"{path}: built {builder.version} versions, expected {LATEST}"
     checkpoints, sidecars = {}, {}
-    for version in versions:
-        result = write_checkpoint(path, version, CheckpointOptions(**options), spark=spark)
-        checkpoints[version] = tuple(f.name for f in result.top_level)
-        sidecars[version] = frozenset(f.name for f in result.sidecars)
-    now = int(time.time() * 1000)
     log_dir = path / DELTA_LOG
+    for version in versions:
+        writer.write_checkpoint(path, profile=profile, version=version)
+        (names,) = checkpoint_names(log_dir, version).values()
+        checkpoints[version] = tuple(sorted(names))
+        sidecars[version] = frozenset(f.name for f in decode_checkpoint(log_dir, list(names)).sidecars)
+    now = int(time.time() * 1000)
     for file in log_dir.rglob("*"):
         relative = file.relative_to(log_dir).as_posix()
-        owner = max(versions) if relative == "_last_checkpoint" else _file_version(relative)
+        owner = max(versions) if relative == LAST_CHECKPOINT else _file_version(relative)
         if file.is_file() and owner is not None:
             ns = stamp_ms(owner, now) * 1_000_000
             os.utime(file, ns=(ns, ns))

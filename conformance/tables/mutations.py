@@ -11,14 +11,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from reference_impl.log.naming import SIDECAR_DIR, LogFileKind, hadoop_checksum_name, parse_log_file_name
+from conformance.decode.names import LAST_CHECKPOINT, SIDECAR_DIR, hadoop_checksum_name, parse_name
+from spec.vocabulary import LogFileKind
 
 
 def delete_commits_before(log_dir: Path, version: int) -> list[str]:
     """Delete commit files (and .crc files) below ``version``; keep the one at it. Returns the names."""
     gone = []
     for path in sorted(log_dir.iterdir()):
-        parsed = parse_log_file_name(path.name)
+        parsed = parse_name(path.name)
         if (
             parsed.kind in (LogFileKind.COMMIT, LogFileKind.CRC)
             and parsed.version is not None
@@ -32,19 +33,11 @@ def delete_commits_before(log_dir: Path, version: int) -> list[str]:
 def delete_checkpoints_before(log_dir: Path, version: int) -> list[str]:
     gone = []
     for path in sorted(log_dir.iterdir()):
-        parsed = parse_log_file_name(path.name)
+        parsed = parse_name(path.name)
         if parsed.kind.is_checkpoint and parsed.version is not None and parsed.version < version:
             path.unlink()
             gone.append(path.name)
     return gone
-
-
-def checkpoint_files(log_dir: Path, version: int) -> list[str]:
-    """Names of the checkpoint files (top-level or parts) of ``version``, sorted."""
-    return sorted(
-        p.name for p in log_dir.iterdir() if parse_log_file_name(p.name).kind.is_checkpoint
-        and parse_log_file_name(p.name).version == version
-    )  # fmt: skip
 
 
 def write_hint(log_dir: Path, content: str | bytes | dict[str, Any]) -> None:
@@ -52,11 +45,11 @@ def write_hint(log_dir: Path, content: str | bytes | dict[str, Any]) -> None:
     data = content if isinstance(content, bytes) else (
         json.dumps(content, separators=(",", ":")) if isinstance(content, dict) else content
     ).encode("utf-8")  # fmt: skip
-    (log_dir / "_last_checkpoint").write_bytes(data)
+    (log_dir / LAST_CHECKPOINT).write_bytes(data)
 
 
 def read_hint(log_dir: Path) -> dict[str, Any]:
-    value: dict[str, Any] = json.loads((log_dir / "_last_checkpoint").read_text())
+    value: dict[str, Any] = json.loads((log_dir / LAST_CHECKPOINT).read_text())
     return value
 
 

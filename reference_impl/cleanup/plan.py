@@ -1,15 +1,18 @@
-"""The pure part of metadata cleanup: clocks, cutoffs, and the list of files to delete or keep.
+"""The pure part of metadata cleanup: clocks, cutoffs, and the decision for every file.
 
-Spec: ``spec/checkpoints.md`` §18 (``CKPT-CLEAN-001`` … ``CKPT-CLEAN-017``). Nothing here reads a
-table's state or touches Spark; :mod:`reference_impl.cleanup.cleaner` feeds it one listing of
-``_delta_log`` (and of ``_delta_log/_sidecars``), the sidecar references of the checkpoints that
-remain, and executes what it returns. Keeping the decisions pure makes them testable on synthetic
-listings and lets ``--dry-run`` show exactly what a real run would do.
+Spec: ``spec/checkpoints.md`` §18.1 The algorithm and §18.3 Sidecar garbage collection
+(``CKPT-CLEAN-001`` … ``CKPT-CLEAN-017``). Nothing here reads a table's state or touches Spark;
+:mod:`reference_impl.cleanup.cleaner` feeds it one listing of ``_delta_log`` (and of
+``_delta_log/_sidecars``), the sidecar references of the checkpoints that remain, and executes
+what it returns. Keeping the decisions pure makes them testable on synthetic listings and lets
+``--dry-run`` show exactly what a real run would do.
 
 Clock rules (§18.1):
 
 * *cutoff* = midnight UTC of ``now - retention`` (:func:`log_cutoff`, ``CKPT-CLEAN-008``);
 * *one-day floor* = midnight UTC of ``now - 24 h`` (:func:`sidecar_floor`);
+* *sidecar cutoff* = the log cutoff, or a configured window truncated to midnight UTC, never later
+  than the floor (:func:`sidecar_cutoff`);
 * commit timestamps (:func:`commit_timestamps`) are the commit files' modification times — or the
   in-commit timestamps from the version where ``delta.enableInCommitTimestamps`` took effect —
   made strictly increasing in version order: a commit not newer than its predecessor counts as one
@@ -19,27 +22,23 @@ Clock rules (§18.1):
 from __future__ import annotations
 
 import datetime as dt
+import enum
 import json
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reference_impl.errors import InvalidOption, LogCorrupt
-from reference_impl.log.naming import (
-    SIDECAR_DIR,
-    LogFileKind,
-    checksum_owner,
-    hadoop_checksum_name,
-    parse_log_file_name,
-)
-from reference_impl.log.segment import CheckpointInstance, LogListing
+from reference_impl.errors import InvalidOption, LogCorrupt, StorageError
+from reference_impl.log.listing import CheckpointInstance, LogListing
+from reference_impl.log.naming import SIDECAR_DIR, checksum_owner, hadoop_checksum_name, parse_log_file_name
 from reference_impl.log.table_properties import MS_PER_DAY
-from reference_impl.storage.local import FileInfo
+from reference_impl.storage import FileInfo, Storage
+from spec.vocabulary import LogFileKind
 
 #: Deletion order inside one version: what summarises commits goes before the commits themselves.
-_RANK = {"compaction": 0, "checkpoint": 1, "checksum": 2, "commit": 3}
+_RANK = {LogFileKind.COMPACTION: 0, LogFileKind.CRC: 2, LogFileKind.COMMIT: 3}
+_CHECKPOINT_RANK = 1
 
 
 # -- clocks -------------------------------------------------------------------------------------
@@ -66,23 +65,36 @@ def format_ms(ms: int) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-_DIGITS = re.compile(r"^-?\d+$")
+@dataclass(frozen=True)
+class SidecarCutoff:
+    """The sidecar cutoff of §18.3, where it comes from, and a note when the default was clamped."""
+
+    cutoff_ms: int
+    source: str
+    note: str | None = None
 
 
-def parse_now(text: str) -> int:
-    """``--now``: milliseconds since the epoch, or an ISO-8601 timestamp (UTC unless it says otherwise)."""
-    value = text.strip()
-    if _DIGITS.match(value):
-        return int(value)
-    try:
-        moment = dt.datetime.fromisoformat(value.replace("z", "Z"))
-    except ValueError as exc:
-        raise InvalidOption(
-            f"--now must be milliseconds since the epoch or an ISO-8601 timestamp, got {text!r}"
-        ) from exc
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.UTC)
-    return int(moment.timestamp() * 1000)
+def sidecar_cutoff(
+    now_ms: int, floor_ms: int, configured_ms: int | None, log_cutoff_ms: int
+) -> SidecarCutoff:
+    """The configured window truncated to midnight UTC, else the log cutoff — clamped to the floor."""
+    if configured_ms is not None:
+        value = truncate_to_day(now_ms - configured_ms)
+        return SidecarCutoff(value, f"option ({configured_ms} ms, truncated to midnight UTC)")
+    if log_cutoff_ms > floor_ms:
+        note = (
+            f"the log cutoff {format_ms(log_cutoff_ms)} is later than the one-day floor {format_ms(floor_ms)}; "
+            "sidecars use the floor (CKPT-CLEAN-014)"
+        )
+        return SidecarCutoff(floor_ms, "one-day floor (the log cutoff is later)", note)
+    return SidecarCutoff(log_cutoff_ms, "log cutoff (CKPT-CLEAN-015)")
+
+
+class TimestampSource(enum.StrEnum):
+    """Where a commit's timestamp for cleanup comes from (§18.1)."""
+
+    MTIME = "mtime"
+    IN_COMMIT_TIMESTAMP = "inCommitTimestamp"
 
 
 @dataclass(frozen=True)
@@ -92,7 +104,7 @@ class CommitTime:
     version: int
     raw_ms: int
     timestamp_ms: int
-    source: str  # "mtime" | "inCommitTimestamp"
+    source: TimestampSource
 
     @property
     def adjusted(self) -> bool:
@@ -109,13 +121,12 @@ class CommitTime:
         }
 
 
-def read_in_commit_timestamp(path: Path) -> int:
+def read_in_commit_timestamp(storage: Storage, path: Path) -> int:
     """``commitInfo.inCommitTimestamp`` of the first action of a commit file (PROTOCOL: it comes first)."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            first = handle.readline()
+        first = storage.read_bytes(path).decode("utf-8").split("\n", 1)[0]
         value = json.loads(first)["commitInfo"]["inCommitTimestamp"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (StorageError, OSError, ValueError, KeyError, TypeError) as exc:
         raise LogCorrupt(
             "in-commit timestamps are enabled but the commit's first action has no "
             f"commitInfo.inCommitTimestamp ({type(exc).__name__})",
@@ -143,9 +154,9 @@ def commit_timestamps(
     previous: int | None = None
     for version in sorted(commits):
         if ict_from_version is not None and read_ict is not None and version >= ict_from_version:
-            raw, source = read_ict(version), "inCommitTimestamp"
+            raw, source = read_ict(version), TimestampSource.IN_COMMIT_TIMESTAMP
         else:
-            raw, source = commits[version].mtime_ms, "mtime"
+            raw, source = commits[version].mtime_ms, TimestampSource.MTIME
         stamp = raw if previous is None or raw > previous else previous + 1
         out.append(CommitTime(version, raw, stamp, source))
         previous = stamp
@@ -166,7 +177,7 @@ class FileDecision:
     """
 
     name: str
-    kind: str  # commit | checkpoint | checksum | compaction | sidecar | last_checkpoint | hidden | other | directory
+    kind: LogFileKind
     version: int | None
     size: int
     mtime_ms: int
@@ -176,16 +187,24 @@ class FileDecision:
     companions: tuple[str, ...] = ()
     referenced_by: tuple[str, ...] = ()
 
+    @property
+    def label(self) -> str:
+        """The kind as reports name it: every checkpoint kind is ``checkpoint``, a ``.crc`` a ``checksum``."""
+        if self.kind.is_checkpoint:
+            return "checkpoint"
+        return "checksum" if self.kind is LogFileKind.CRC else str(self.kind)
+
     def order_key(self) -> tuple[int, int, int, str]:
         """Deletion order: log files by version (compactions, checkpoints, checksums, commit), then sidecars."""
-        if self.kind == "sidecar":
+        if self.kind is LogFileKind.SIDECAR:
             return (1, 0, 0, self.name)
-        return (0, self.version if self.version is not None else -1, _RANK.get(self.kind, 9), self.name)
+        rank = _CHECKPOINT_RANK if self.kind.is_checkpoint else _RANK.get(self.kind, 9)
+        return (0, self.version if self.version is not None else -1, rank, self.name)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "name": self.name,
-            "kind": self.kind,
+            "kind": self.label,
             "version": self.version,
             "sizeInBytes": self.size,
             "modificationTime": self.mtime_ms,
@@ -214,24 +233,8 @@ class LogPlan:
     stop_reason: str | None = None
 
     @property
-    def cutoff_version(self) -> int | None:
-        return None if self.cutoff_checkpoint is None else self.cutoff_checkpoint.version
-
-    @property
     def deletions(self) -> list[FileDecision]:
         return sorted((f for f in self.files if f.delete), key=FileDecision.order_key)
-
-
-def _kind_label(kind: LogFileKind) -> str:
-    if kind.is_checkpoint:
-        return "checkpoint"
-    return {
-        LogFileKind.COMMIT: "commit",
-        LogFileKind.CRC: "checksum",
-        LogFileKind.COMPACTION: "compaction",
-        LogFileKind.LAST_CHECKPOINT: "last_checkpoint",
-        LogFileKind.HIDDEN: "hidden",
-    }.get(kind, "other")
 
 
 def choose_cutoff_checkpoint(
@@ -290,18 +293,18 @@ def plan_log(
     decisions: list[FileDecision] = []
     for info in entries:
         parsed = parse_log_file_name(info.name)
-        kind = _kind_label(parsed.kind)
+        kind = parsed.kind
         version = parsed.version
-        if parsed.kind is LogFileKind.HIDDEN:
+        if kind is LogFileKind.HIDDEN:
             continue  # decided below (companion of a deleted file, or kept)
         delete, reason, rule = False, "", None
-        if parsed.kind is LogFileKind.LAST_CHECKPOINT:
+        if kind is LogFileKind.LAST_CHECKPOINT:
             reason, rule = "_last_checkpoint is never deleted", "CKPT-CLEAN-007"
-        elif kind == "other":
+        elif kind is LogFileKind.OTHER:
             reason, rule = "not a commit, checkpoint, checksum or log compaction file", "CKPT-CLEAN-007"
         elif c is None:
             reason, rule = stop or "nothing is deleted", "CKPT-CLEAN-004"
-        elif kind == "compaction":
+        elif kind is LogFileKind.COMPACTION:
             assert version is not None
             if version <= c:
                 delete, rule = True, "CKPT-CLEAN-010"
@@ -312,18 +315,20 @@ def plan_log(
             assert version is not None
             if version < c:
                 delete, rule = True, "CKPT-CLEAN-009"
-                what = {"commit": "commit", "checksum": "checksum file", "checkpoint": "checkpoint file"}[
-                    kind
-                ]
+                what = (
+                    "checkpoint file"
+                    if kind.is_checkpoint
+                    else {LogFileKind.CRC: "checksum file"}.get(kind, kind)
+                )
                 extra = ""
-                if kind == "checkpoint" and info.size == 0:
+                if kind.is_checkpoint and info.size == 0:
                     extra = " (0 bytes)"
                 elif info.name in listing.incomplete:
                     extra = " (part of an incomplete multi-part checkpoint)"
                 reason = f"{what} of version {version} < cutoff checkpoint {c}{extra}"
             elif info.name in cutoff_files:
                 reason, rule = "the cutoff checkpoint", "CKPT-CLEAN-009"
-            elif kind == "commit" and version == c:
+            elif kind is LogFileKind.COMMIT and version == c:
                 reason, rule = "commit at the cutoff checkpoint's version (D11)", "CKPT-CLEAN-001"
             else:
                 reason, rule = f"version {version} >= cutoff checkpoint {c}", "CKPT-CLEAN-003"
@@ -345,15 +350,26 @@ def plan_log(
             if owner is not None and owner in names
             else "hidden file (temporary file of a writer, or a checksum): never deleted on its own"
         )
-        decisions.append(FileDecision(info.name, "hidden", None, info.size, info.mtime_ms, False, reason,
-                                      "CKPT-CLEAN-007"))  # fmt: skip
+        decisions.append(
+            FileDecision(
+                info.name, LogFileKind.HIDDEN, None, info.size, info.mtime_ms, False, reason, "CKPT-CLEAN-007"
+            )
+        )
     for directory in sorted(directories):
         if directory == SIDECAR_DIR:
             continue
         decisions.append(
-            FileDecision(directory + "/", "directory", None, 0, 0, False,
-                         "directory: never entered (writer staging, commit directories, …)", "CKPT-CLEAN-007")
-        )  # fmt: skip
+            FileDecision(
+                directory + "/",
+                LogFileKind.DIRECTORY,
+                None,
+                0,
+                0,
+                False,
+                "directory: never entered (writer staging, commit directories, …)",
+                "CKPT-CLEAN-007",
+            )
+        )
     plan.files = decisions
     return plan
 
@@ -428,7 +444,16 @@ def plan_sidecars(
             deleted.add(info.name)
         plan.files.append(
             FileDecision(
-                name, "sidecar", None, info.size, info.mtime_ms, delete, reason, rule, companions, users
+                name,
+                LogFileKind.SIDECAR,
+                None,
+                info.size,
+                info.mtime_ms,
+                delete,
+                reason,
+                rule,
+                companions,
+                users,
             )
         )
     for info in listed:
@@ -438,127 +463,15 @@ def plan_sidecars(
         if owner is not None and owner in deleted:
             continue
         plan.files.append(
-            FileDecision(f"{SIDECAR_DIR}/{info.name}", "hidden", None, info.size, info.mtime_ms, False,
-                         "hidden file in _sidecars (temporary file of a writer, or a checksum)", "CKPT-CLEAN-007")
-        )  # fmt: skip
+            FileDecision(
+                f"{SIDECAR_DIR}/{info.name}",
+                LogFileKind.HIDDEN,
+                None,
+                info.size,
+                info.mtime_ms,
+                False,
+                "hidden file in _sidecars (temporary file of a writer, or a checksum)",
+                "CKPT-CLEAN-007",
+            )
+        )
     return plan
-
-
-# -- structural invariants (§18.2) --------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class InvariantCheck:
-    """One check made before anything is deleted."""
-
-    name: str
-    rule: str | None
-    ok: bool
-    detail: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"check": self.name, "rule": self.rule, "ok": self.ok, "detail": self.detail}
-
-
-def structural_checks(
-    plan: LogPlan, sidecars: SidecarPlan, listing: LogListing, referenced: Mapping[str, Iterable[str]]
-) -> list[InvariantCheck]:
-    """``CKPT-CLEAN-001``…``-007``, ``-013``, ``-014`` on the plan, from the listing alone."""
-    checks: list[InvariantCheck] = []
-    deleted = plan.deletions
-    deleted_names = {d.name for d in deleted}
-    deleted_commits = sorted(d.version for d in deleted if d.kind == "commit" and d.version is not None)
-    kept_commits = sorted(v for v, info in listing.commits.items() if info.name not in deleted_names)
-    kept_checkpoints = [c for c in listing.checkpoints if not any(f.name in deleted_names for f in c.files)]
-
-    if deleted_commits:
-        oldest = kept_commits[0] if kept_commits else None
-        ok = oldest is not None and any(c.version == oldest for c in kept_checkpoints)
-        detail = (
-            f"oldest remaining commit {oldest} has a complete checkpoint"
-            if ok
-            else f"oldest remaining commit {oldest} has no complete checkpoint at its version"
-        )
-    else:
-        ok, detail = True, "no commit is deleted"
-    checks.append(
-        InvariantCheck("oldest kept version has a complete checkpoint", "CKPT-CLEAN-001", ok, detail)
-    )
-
-    gap = [v for v in deleted_commits if kept_commits and v > kept_commits[0]]
-    checks.append(
-        InvariantCheck(
-            "no deleted commit is newer than a kept one", "CKPT-CLEAN-002", not gap,
-            "remaining commits start after every deleted one" if not gap else f"deleted {gap} but keep older commits",
-        )
-    )  # fmt: skip
-
-    cutoff_commit = plan.cutoff_commit
-    too_new = [
-        d.name
-        for d in deleted
-        if d.kind in ("commit", "checkpoint", "checksum")
-        and (cutoff_commit is None or d.version is None or d.version > cutoff_commit.version)
-    ]
-    too_new += [
-        f"{v}.json"
-        for v in deleted_commits
-        if any(c.version == v and c.timestamp_ms > plan.cutoff_ms for c in plan.commit_times)
-    ]
-    checks.append(
-        InvariantCheck(
-            "nothing newer than the cutoff commit is deleted", "CKPT-CLEAN-003", not too_new,
-            f"every deleted commit, checkpoint and checksum file is at or before version "
-            f"{cutoff_commit.version if cutoff_commit else None}" if not too_new else f"would delete {too_new}",
-        )
-    )  # fmt: skip
-
-    if plan.cutoff_checkpoint is None:
-        checks.append(InvariantCheck("no cutoff checkpoint: nothing deleted", "CKPT-CLEAN-004", not deleted,
-                                     "nothing is deleted" if not deleted else f"would delete {len(deleted)} file(s)"))  # fmt: skip
-    else:
-        complete = plan.cutoff_checkpoint in listing.checkpoints and all(
-            f.size > 0 for f in plan.cutoff_checkpoint.files
-        )
-        checks.append(InvariantCheck("the cutoff checkpoint is complete", "CKPT-CLEAN-005", complete,
-                                     f"{plan.cutoff_checkpoint.name} ({plan.cutoff_checkpoint.kind_label}, "
-                                     f"{len(plan.cutoff_checkpoint.files)} file(s))"))  # fmt: skip
-
-    hint_hit = [
-        d.name
-        for d in deleted
-        if plan.hint_version is not None and d.kind == "checkpoint" and d.version == plan.hint_version
-    ]
-    checks.append(
-        InvariantCheck(
-            "_last_checkpoint's checkpoint is kept", "CKPT-CLEAN-006", not hint_hit,
-            f"no file of version {plan.hint_version} is deleted" if not hint_hit else f"would delete {hint_hit}",
-        )
-    )  # fmt: skip
-
-    allowed = {"commit", "checkpoint", "checksum", "compaction"}
-    foreign = [d.name for d in deleted if d.kind not in allowed or "/" in d.name]
-    foreign += [d.name for d in sidecars.deletions if d.kind != "sidecar"]
-    checks.append(
-        InvariantCheck(
-            "only commit, checkpoint, checksum, compaction and sidecar files are deleted", "CKPT-CLEAN-007",
-            not foreign, "ok" if not foreign else f"would delete {foreign}",
-        )
-    )  # fmt: skip
-
-    refs = {name for name, users in referenced.items() if list(users)}
-    wrong_ref = [d.name for d in sidecars.deletions if d.name.split("/", 1)[1] in refs]
-    checks.append(
-        InvariantCheck(
-            "no referenced sidecar is deleted", "CKPT-CLEAN-013", not wrong_ref,
-            f"{len(refs)} referenced sidecar name(s) kept" if not wrong_ref else f"would delete {wrong_ref}",
-        )
-    )  # fmt: skip
-    young = [d.name for d in sidecars.deletions if d.mtime_ms >= sidecars.floor_ms]
-    checks.append(
-        InvariantCheck(
-            "no sidecar modified at or after the one-day floor is deleted", "CKPT-CLEAN-014", not young,
-            f"floor {format_ms(sidecars.floor_ms)}" if not young else f"would delete {young}",
-        )
-    )  # fmt: skip
-    return checks

@@ -5,15 +5,18 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from reference_impl.cli.common import add_table_argument, add_version_argument, spark_from_args
-from reference_impl.cli.main import add_json_flag, emit_json
-from reference_impl.progress import Progress
-from reference_impl.write.writer import (
-    CheckpointOptions,
-    CheckpointResult,
-    require_checkpointable_table,
-    write_checkpoint,
+from reference_impl.cli.common import (
+    add_json_flag,
+    add_table_argument,
+    add_version_argument,
+    emit_json,
+    spark_from_args,
 )
+from reference_impl.progress import Progress
+from reference_impl.write.options import REQUESTABLE_NAMINGS, CheckpointOptions
+from reference_impl.write.result import CheckpointResult
+from reference_impl.write.writer import require_checkpointable_table, write_checkpoint
+from spec.vocabulary import CheckpointNaming, CheckpointSpec, StatsMode, TopLevelFormat
 
 _EPILOG = """defaults follow the table, as delta-spark does:
   V2 (UUID-named, JSON top-level file, 50,000 file actions per sidecar) when
@@ -21,7 +24,7 @@ _EPILOG = """defaults follow the table, as delta-spark does:
   stats: delta.checkpoint.writeStatsAsJson / writeStatsAsStruct (both true when unset).
 examples:
   delta-ckpt checkpoint /data/t                        # what delta-spark would write
-  delta-ckpt checkpoint /data/t --spec v2 --manifest parquet --actions-per-sidecar 100000
+  delta-ckpt checkpoint /data/t --spec v2 --top-level-format parquet --actions-per-sidecar 100000
   delta-ckpt checkpoint /data/t --spec v1 --parts 4    # multi-part (not on v2Checkpoint tables)
   delta-ckpt checkpoint /data/t --version 12 --json    # machine-readable result"""
 
@@ -37,23 +40,48 @@ def register(sub: Any) -> None:
     add_table_argument(parser)
     add_version_argument(parser, "version to checkpoint")
     parser.add_argument(
-        "--spec", choices=("v1", "v2"), help="checkpoint spec (default: from delta.checkpointPolicy)"
+        "--spec",
+        type=CheckpointSpec,
+        choices=tuple(CheckpointSpec),
+        help="checkpoint spec (default: from delta.checkpointPolicy)",
     )
-    parser.add_argument("--naming", choices=("classic", "uuid"),
-                        help="file naming (default: uuid for V2, classic for V1)")  # fmt: skip
-    parser.add_argument("--manifest", choices=("json", "parquet"), default="json",
-                        help="format of a UUID-named top-level file (default: json)")  # fmt: skip
-    parser.add_argument("--actions-per-sidecar", type=int, metavar="N",
-                        help="V2: file actions per sidecar (default: 50000)")  # fmt: skip
-    parser.add_argument("--no-sidecars", action="store_true",
-                        help="V2: put every file action in the top-level file instead of sidecars")  # fmt: skip
+    parser.add_argument(
+        "--naming",
+        type=CheckpointNaming,
+        choices=REQUESTABLE_NAMINGS,
+        help="file naming (default: uuid for V2, classic for V1)",
+    )
+    parser.add_argument(
+        "--top-level-format",
+        "--manifest",
+        dest="top_level_format",
+        type=TopLevelFormat,
+        choices=tuple(TopLevelFormat),
+        default=TopLevelFormat.JSON,
+        help="format of a UUID-named top-level file (default: json; --manifest is the old name)",
+    )
+    parser.add_argument(
+        "--actions-per-sidecar", type=int, metavar="N", help="V2: file actions per sidecar (default: 50000)"
+    )
+    parser.add_argument(
+        "--no-sidecars",
+        action="store_true",
+        help="V2: put every file action in the top-level file instead of sidecars",
+    )
     parser.add_argument(
         "--parts", type=int, metavar="N", help="V1: write a multi-part checkpoint of N >= 2 parts"
     )
-    parser.add_argument("--stats", choices=("json", "struct", "both"),
-                        help="statistics as JSON (stats), as structs (stats_parsed), or both (default: table properties)")  # fmt: skip
-    parser.add_argument("--compression", metavar="CODEC",
-                        help="Parquet codec (default: delta.parquet.compression.codec, else zstd)")  # fmt: skip
+    parser.add_argument(
+        "--stats",
+        type=StatsMode,
+        choices=tuple(StatsMode),
+        help="statistics as JSON (stats), as structs (stats_parsed), or both (default: table properties)",
+    )
+    parser.add_argument(
+        "--compression",
+        metavar="CODEC",
+        help="Parquet codec (default: delta.parquet.compression.codec, else zstd)",
+    )
     parser.add_argument(
         "--now", type=int, metavar="MS", help="clock for tombstone/txn expiry, ms since epoch"
     )
@@ -70,8 +98,10 @@ def human_result(result: CheckpointResult) -> str:
     ]
     for f in result.files:
         kept = " (existing file kept)" if f.kept_existing else ""
-        lines.append(f"  {f.role:9} {f.name}  {f.size_in_bytes} B, {f.adds} add, {f.removes} remove, "
-                     f"{f.rows - f.adds - f.removes} other{kept}")  # fmt: skip
+        other = f.rows - f.adds - f.removes
+        lines.append(
+            f"  {f.role:9} {f.name}  {f.size_in_bytes} B, {f.adds} add, {f.removes} remove, {other} other{kept}"
+        )
     if result.last_checkpoint is not None:
         lines.append(f"_last_checkpoint updated (checksum {result.last_checkpoint.get('checksum')})")
     else:
@@ -86,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     options = CheckpointOptions(
         spec=args.spec,
         naming=args.naming,
-        manifest=args.manifest,
+        top_level_format=args.top_level_format,
         actions_per_sidecar=args.actions_per_sidecar,
         sidecars=not args.no_sidecars,
         parts=args.parts,
@@ -94,6 +124,7 @@ def run(args: argparse.Namespace) -> int:
         compression=args.compression,
         now_ms=args.now,
         write_last_checkpoint=not args.no_last_checkpoint,
+        hooks=args.hooks,
         progress=Progress(enabled=not (args.quiet or args.json)),
     )
     spark = spark_from_args(args)

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import re
 from typing import Any
 
-from reference_impl.cleanup.cleaner import CleanupResult, cleanup
-from reference_impl.cleanup.plan import FileDecision, format_ms, parse_now
-from reference_impl.cli.common import add_table_argument, spark_from_args
-from reference_impl.cli.main import add_json_flag, emit_json
+from reference_impl.cleanup.cleaner import cleanup
+from reference_impl.cleanup.plan import FileDecision, format_ms
+from reference_impl.cleanup.result import CleanupResult
+from reference_impl.cli.common import add_json_flag, add_table_argument, emit_json, spark_from_args
+from reference_impl.errors import InvalidOption
 from reference_impl.log.table_properties import parse_interval_ms
 from reference_impl.progress import Progress
 from reference_impl.read.snapshot import require_table
+from spec.vocabulary import LogFileKind
 
 _EPILOG = """what it does (spec/checkpoints.md §18, §13):
   cutoff = midnight UTC of (now - retention); the cutoff commit is the newest commit not newer than
@@ -26,6 +30,9 @@ examples:
   delta-ckpt cleanup /data/t --dry-run                  # show the plan, change nothing
   delta-ckpt cleanup /data/t --retention "7 days" --json
   delta-ckpt cleanup /data/t --now 2024-05-01T00:00:00Z --sidecar-retention "2 days\""""
+
+
+_NOT_LOG_FILES = (LogFileKind.SIDECAR, LogFileKind.HIDDEN)
 
 
 def register(sub: Any) -> None:
@@ -51,13 +58,32 @@ def register(sub: Any) -> None:
     parser.set_defaults(func=run)
 
 
+_DIGITS = re.compile(r"^-?\d+$")
+
+
+def parse_now(text: str) -> int:
+    """``--now``: milliseconds since the epoch, or an ISO-8601 timestamp (UTC unless it says otherwise)."""
+    value = text.strip()
+    if _DIGITS.match(value):
+        return int(value)
+    try:
+        moment = dt.datetime.fromisoformat(value.replace("z", "Z"))
+    except ValueError as exc:
+        raise InvalidOption(
+            f"--now must be milliseconds since the epoch or an ISO-8601 timestamp, got {text!r}"
+        ) from exc
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return int(moment.timestamp() * 1000)
+
+
 def _when(ms: int | None) -> str:
     return "-" if ms is None else format_ms(ms)
 
 
 def _line(d: FileDecision, width: int) -> str:
     version = "" if d.version is None else f"v{d.version}"
-    return f"  {d.name:<{width}}  {d.kind:<15} {version:>4}  {d.reason}"
+    return f"  {d.name:<{width}}  {d.label:<15} {version:>4}  {d.reason}"
 
 
 def human_result(result: CleanupResult) -> str:
@@ -81,17 +107,17 @@ def human_result(result: CleanupResult) -> str:
     if result.compat is not None:
         lines.append(f"compatibility checkpoint: {result.compat.action} — {result.compat.reason}")
     log_deleted = result.deleted_log_files
-    names = [d.name for d in result.deleted + result.kept if d.kind not in ("sidecar", "hidden")]
+    names = [d.name for d in result.deleted + result.kept if d.kind not in _NOT_LOG_FILES]
     width = min(max((len(n) for n in names), default=10), 90)
     verb = "would delete" if result.dry_run else "deleted"
     if log_deleted:
         lines.append(f"{verb} ({len(log_deleted)} log file(s), in this order):")
         lines += [_line(d, width) for d in log_deleted]
-    kept_log = [d for d in result.kept if d.kind not in ("sidecar", "hidden")]
+    kept_log = [d for d in result.kept if d.kind not in _NOT_LOG_FILES]
     if kept_log:
         lines.append(f"kept ({len(kept_log)} log file(s)):")
         lines += [_line(d, width) for d in kept_log]
-    hidden = [d for d in result.kept if d.kind == "hidden"]
+    hidden = [d for d in result.kept if d.kind is LogFileKind.HIDDEN]
     companions = sum(len(d.companions) for d in result.deleted)
     if hidden or companions:
         lines.append(f"hidden files: {len(hidden)} kept; {companions} Hadoop checksum(s) go with their files")
@@ -140,6 +166,7 @@ def run(args: argparse.Namespace) -> int:
         verify_all_versions=args.verify_all_versions,
         spark=spark,
         progress=Progress(enabled=not (args.quiet or args.json)),
+        hooks=args.hooks,
     )
     if args.json:
         emit_json(result.to_json())

@@ -1,9 +1,11 @@
-"""Helpers shared by the subcommands: Spark session from the global flags, table argument."""
+"""Helpers shared by the subcommands: the Spark session from the global flags, common arguments, JSON output."""
 
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+import json
+import sys
+from typing import TYPE_CHECKING, Any
 
 from reference_impl.spark.session import get_spark, settings_from_env
 
@@ -24,3 +26,14 @@ def add_version_argument(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument(
         "--version", type=int, default=None, metavar="N", help=f"{what} (default: the latest)"
     )
+
+
+def add_json_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--json", action="store_true", help="print one JSON document on stdout instead of text"
+    )
+
+
+def emit_json(document: Any) -> None:
+    json.dump(document, sys.stdout, indent=2, sort_keys=False, default=str)
+    sys.stdout.write("\n")

@@ -1,4 +1,10 @@
-"""``delta-ckpt env [--resolve-jars] [--json]``: what this environment has (versions, jars, readers)."""
+"""``delta-ckpt env [--json]``: versions of what this environment runs.
+
+Other command groups add facts (and flags) to this command: a callable appended to the ``env``
+parser's ``env_sections`` default receives the parsed arguments and returns ``(facts, exit
+status)``; its facts follow this command's, and the worst status wins. The conformance suite adds
+delta-spark's jars that way (``env --resolve-jars``).
+"""
 
 from __future__ import annotations
 
@@ -6,23 +12,25 @@ import argparse
 import platform
 import shutil
 import subprocess
+from collections.abc import Callable
 from importlib import metadata
 from typing import Any
 
-from conformance.oracles.delta_jars import cache_dir, cached_delta_jars, delta_coordinate, resolve_delta_jars
-from reference_impl.cli.main import add_json_flag, emit_json
-from reference_impl.errors import DeltaJarsUnavailable
+from reference_impl.cli.common import add_json_flag, emit_json
+
+#: A contribution to ``env``: parsed arguments -> (facts, exit status).
+EnvSection = Callable[[argparse.Namespace], tuple[dict[str, Any], int]]
 
 
 def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
-        "env", help="show versions of Python, Spark, Java, delta-spark jars and deltalake",
+        "env",
+        help="show versions of Python, Spark, Java, delta-spark jars and deltalake",
         description="Describe the environment; with --resolve-jars, download delta-spark's jars once.",
-    )  # fmt: skip
-    parser.add_argument("--resolve-jars", action="store_true",
-                        help="resolve delta-spark's jars from Maven Central into the cache (exit 2 on failure)")  # fmt: skip
+    )
     add_json_flag(parser)
-    parser.set_defaults(func=run)
+    sections: list[EnvSection] = []
+    parser.set_defaults(func=run, env_sections=sections)
 
 
 def _dist_version(name: str) -> str | None:
@@ -41,14 +49,8 @@ def _java_version() -> str | None:
     return first[0] if first else None
 
 
-def describe(resolve: bool) -> dict[str, Any]:
-    jars = cached_delta_jars()
-    error = None
-    if resolve and jars is None:
-        try:
-            jars = resolve_delta_jars()
-        except DeltaJarsUnavailable as exc:
-            error = str(exc)
+def describe() -> dict[str, Any]:
+    """Versions of Python, Java and the distributions the project runs with."""
     return {
         "python": platform.python_version(),
         "java": _java_version(),
@@ -56,19 +58,20 @@ def describe(resolve: bool) -> dict[str, Any]:
         "pyarrow": _dist_version("pyarrow"),
         "delta-spark (python)": _dist_version("delta-spark"),
         "deltalake": _dist_version("deltalake"),
-        "delta-spark jar": ":".join(delta_coordinate()),
-        "jars cached": jars is not None,
-        "cache": str(cache_dir()),
-        "jars error": error,
     }
 
 
 def run(args: argparse.Namespace) -> int:
-    info = describe(args.resolve_jars)
+    info = describe()
+    status = 0
+    for section in args.env_sections:
+        facts, code = section(args)
+        info.update(facts)
+        status = max(status, code)
     if args.json:
         emit_json(info)
     else:
         for key, value in info.items():
             if value is not None:
                 print(f"{key:22} {value}")
-    return 2 if args.resolve_jars and info["jars error"] else 0
+    return status

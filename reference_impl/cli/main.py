@@ -1,39 +1,47 @@
 """``delta-ckpt``: the command line of delta-checkpoint-conformance.
 
-Every subcommand lives in its own module and registers itself here (:data:`_COMMANDS`); they share
-the global Spark options (``--master``, ``--conf``), ``--json`` output and one error convention:
-a :class:`~reference_impl.errors.CheckpointError` prints one line — ``CODE: message [file: …]
-[rule: …]`` — to stderr (and a JSON object to stdout with ``--json``) and exits with status 2;
-success exits 0; a conformance run with failures exits 1.
+The root parser lives here; the subcommands come from the entry-point group
+``delta_ckpt.commands`` (``pyproject.toml``): the reference implementation's own (``snapshot``,
+``checkpoint``, ``cleanup``, ``env``), the conformance suite's (``conformance``, ``spec``, ``demo``,
+and ``env --resolve-jars``) and the fixture generator's (``fixtures``). Each entry point is a
+``register(subparsers)`` function; the parser it adds sets ``func`` to a callable taking the parsed
+namespace and returning an exit status. So ``reference_impl`` never imports the suite or the
+generator: they plug in.
+
+One error convention for every command: an error carrying a :class:`~spec.error_codes.ErrorCode`
+(a :class:`~reference_impl.errors.CheckpointError`, or a coded error of another command group)
+prints one line — ``CODE: message [file: …] [rule: …]`` — to stderr (and a JSON object to stdout
+with ``--json``) and exits with status 2; success exits 0; a conformance run with failures exits 1.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import json
 import os
 import sys
 from collections.abc import Callable, Sequence
+from importlib import metadata
 from typing import Any
 
 from reference_impl import __version__
+from reference_impl.cli.common import emit_json
 from reference_impl.errors import CheckpointError, InternalError
+from reference_impl.hooks import NO_HOOKS, Hooks
+from spec.error_codes import ErrorCode
 
-#: The subcommand modules. Each defines ``register(subparsers) -> None``; the parser it adds
-#: sets ``func`` to a callable taking the parsed namespace and returning an exit status.
-_COMMANDS: tuple[str, ...] = (
-    "reference_impl.cli.snapshot",
-    "reference_impl.cli.checkpoint",
-    "reference_impl.cli.cleanup",
-    "reference_impl.cli.fixtures_cmd",
-    "reference_impl.cli.spec_cmd",
-    "reference_impl.cli.conformance_cmd",
-    "reference_impl.cli.demo_cmd",
-    "reference_impl.cli.env",
-)
+ENTRY_POINT_GROUP = "delta_ckpt.commands"
+#: The implementation's own commands, listed first and in this order; other groups follow by name.
+OWN_COMMANDS: tuple[str, ...] = ("snapshot", "checkpoint", "cleanup", "env")
 
 Handler = Callable[[argparse.Namespace], int]
+
+
+def _command_groups() -> list[metadata.EntryPoint]:
+    def key(ep: metadata.EntryPoint) -> tuple[int, str]:
+        own = ep.name in OWN_COMMANDS and ep.value.startswith("reference_impl.")
+        return (OWN_COMMANDS.index(ep.name), "") if own else (len(OWN_COMMANDS), ep.name)
+
+    return sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=key)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,49 +62,44 @@ def build_parser() -> argparse.ArgumentParser:
         help="extra Spark configuration, repeatable (also $DELTA_CKPT_SPARK_CONF)",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module_name in _COMMANDS:
-        importlib.import_module(module_name).register(sub)
+    for entry_point in _command_groups():
+        entry_point.load()(sub)
     return parser
 
 
-def add_json_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--json", action="store_true", help="print one JSON document on stdout instead of text"
-    )
-
-
-def emit_json(document: Any) -> None:
-    json.dump(document, sys.stdout, indent=2, sort_keys=False, default=str)
-    sys.stdout.write("\n")
-
-
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, hooks: Hooks = NO_HOOKS) -> int:
+    """Run ``delta-ckpt`` with ``argv``; ``hooks`` reach the writer and the cleaner (tests only)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.hooks = hooks
     handler: Handler = args.func
     try:
         return handler(args)
     except CheckpointError as exc:
-        return _fail(args, exc)
+        return _fail(args, str(exc), exc.to_json())
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader of stdout went away (e.g. `| head`): not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
-    except Exception as exc:  # anything else is our bug: say so, keep the traceback for the report
-        import traceback
+    except Exception as exc:
+        code = getattr(exc, "code", None)
+        if isinstance(code, ErrorCode):  # a coded error of another command group (e.g. the oracle's jars)
+            return _fail(
+                args, f"{code}: {exc}", {"code": code, "message": str(exc), "path": None, "rule": None}
+            )
+        import traceback  # anything else is our bug: say so, keep the traceback for the report
 
         traceback.print_exc(file=sys.stderr)
-        return _fail(
-            args, InternalError(f"unexpected {type(exc).__name__}: {exc} (this is a bug; please report it)")
-        )
+        error = InternalError(f"unexpected {type(exc).__name__}: {exc} (this is a bug; please report it)")
+        return _fail(args, str(error), error.to_json())
 
 
-def _fail(args: argparse.Namespace, exc: CheckpointError) -> int:
-    print(str(exc), file=sys.stderr)
+def _fail(args: argparse.Namespace, line: str, document: dict[str, Any]) -> int:
+    print(line, file=sys.stderr)
     if getattr(args, "json", False):
-        emit_json({"ok": False, "error": exc.to_json()})
+        emit_json({"ok": False, "error": document})
     return 2
 
 

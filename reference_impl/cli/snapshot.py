@@ -5,8 +5,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from reference_impl.cli.common import add_table_argument, add_version_argument, spark_from_args
-from reference_impl.cli.main import add_json_flag, emit_json
+from reference_impl.cli.common import (
+    add_json_flag,
+    add_table_argument,
+    add_version_argument,
+    emit_json,
+    spark_from_args,
+)
 from reference_impl.read.snapshot import read_snapshot, require_table
 
 

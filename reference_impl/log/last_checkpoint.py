@@ -1,7 +1,7 @@
 """``_delta_log/_last_checkpoint``: parse, validate, serialize, and the checksum delta-spark computes.
 
-Spec: ``spec/checkpoints.md`` § ``_last_checkpoint`` (``CKPT-LAST-*``) and § Checksum
-(``CKPT-CKSUM-*``); PROTOCOL.md "Last Checkpoint File Schema", "JSON checksum".
+Spec: ``spec/checkpoints.md`` §14 The last-checkpoint file (``CKPT-LAST-*``) and §15 The
+last-checkpoint checksum (``CKPT-CKSUM-*``); PROTOCOL.md "Last Checkpoint File Schema", "JSON checksum".
 
 The checksum is an MD5 over a canonical form of the JSON document:
 
@@ -27,12 +27,15 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 from reference_impl.errors import LastCheckpointCorrupt
+from reference_impl.log.naming import LAST_CHECKPOINT
+from reference_impl.storage import Storage
 
 #: delta-spark's ``lastCheckpoint.nonFileActions.threshold`` / ``lastCheckpoint.sidecars.threshold``.
 NON_FILE_ACTIONS_THRESHOLD = 30
@@ -330,7 +333,14 @@ def trimmed(items: Sequence[Any] | None, threshold: int) -> tuple[Any, ...] | No
     return tuple(items)
 
 
-def iter_scalar_paths(document: Mapping[str, Any]) -> Iterator[str]:
-    """The canonical paths of a document (handy in diagnostics)."""
-    for p, _ in canonical_pairs(document):
-        yield p
+def read_last_checkpoint(storage: Storage, log_dir: Path) -> tuple[LastCheckpoint | None, str | None]:
+    """Read ``_last_checkpoint``: ``(parsed, None)``, ``(None, None)`` if absent, or ``(None, why)``."""
+    path = log_dir / LAST_CHECKPOINT
+    if storage.stat(path) is None:
+        return None, None
+    try:
+        return parse_last_checkpoint(
+            storage.read_bytes(path).decode("utf-8", errors="replace"), path=str(path)
+        ), None
+    except LastCheckpointCorrupt as exc:
+        return None, exc.message

@@ -1,6 +1,6 @@
-"""Names of the files in ``_delta_log``: parse every kind, format every kind.
+"""The reference's own grammar of the names in ``_delta_log``: parse every kind, format every kind.
 
-Spec: ``spec/checkpoints.md`` § File naming (``CKPT-NAME-*``); PROTOCOL.md "Delta Log Entries",
+Spec: ``spec/checkpoints.md`` §4 File naming (``CKPT-NAME-*``); PROTOCOL.md "Delta Log Entries",
 "Checkpoints", "Checkpoint Naming Scheme", "Log Compaction Files", "Version Checksum File".
 
 Two levels of strictness, one parser:
@@ -11,16 +11,19 @@ Two levels of strictness, one parser:
 | strict (``LogFileName.conforms``) | the spec's padding (20 digits for versions, 10 for part numbers), a real UUID, ``1 <= o <= p`` and ``p > 1`` for parts | writer self-checks and the writer conformance tests |
 
 Names that start with ``.`` (temp files such as ``.<name>.<uuid>.tmp`` and Hadoop ``.<name>.crc``)
-are :attr:`LogFileKind.HIDDEN` and never take part in anything. Sidecar names are arbitrary
-(delta#4807): nothing here parses a version out of one.
+are :attr:`~spec.vocabulary.LogFileKind.HIDDEN` and never take part in anything. Sidecar names are
+arbitrary (delta#4807): nothing here parses a version out of one. The kinds are the spec's
+:class:`~spec.vocabulary.LogFileKind`; the grammar is this implementation's own, tested against
+``spec/vectors/file_names.json`` (the conformance suite has its own, tested against the same vectors).
 """
 
 from __future__ import annotations
 
-import enum
 import re
 import uuid as uuid_mod
 from dataclasses import dataclass
+
+from spec.vocabulary import LogFileKind, TopLevelFormat
 
 LAST_CHECKPOINT = "_last_checkpoint"
 SIDECAR_DIR = "_sidecars"
@@ -34,28 +37,6 @@ _COMPACTION_RE = re.compile(r"^(\d+)\.(\d+)\.compacted\.json$")
 _CLASSIC_RE = re.compile(r"^(\d+)\.checkpoint\.parquet$")
 _PART_RE = re.compile(r"^(\d+)\.checkpoint\.(\d+)\.(\d+)\.parquet$")
 _UUID_CKPT_RE = re.compile(r"^(\d+)\.checkpoint\.([^.]+)\.(json|parquet)$")
-
-
-class LogFileKind(enum.Enum):
-    """What a name in ``_delta_log`` denotes."""
-
-    COMMIT = "commit"
-    CHECKPOINT_CLASSIC = "classic"
-    CHECKPOINT_PART = "multi-part"
-    CHECKPOINT_UUID = "uuid"
-    CRC = "crc"
-    COMPACTION = "compaction"
-    LAST_CHECKPOINT = "last_checkpoint"
-    HIDDEN = "hidden"
-    OTHER = "other"
-
-    @property
-    def is_checkpoint(self) -> bool:
-        return self in (
-            LogFileKind.CHECKPOINT_CLASSIC,
-            LogFileKind.CHECKPOINT_PART,
-            LogFileKind.CHECKPOINT_UUID,
-        )
 
 
 @dataclass(frozen=True)
@@ -74,7 +55,7 @@ class LogFileName:
     part: int | None = None
     num_parts: int | None = None
     token: str | None = None
-    fmt: str | None = None
+    fmt: TopLevelFormat | None = None
     conforms: bool = True
 
 
@@ -92,7 +73,11 @@ def parse_log_file_name(name: str) -> LogFileName:
         return LogFileName(name, LogFileKind.COMMIT, version=int(m[1]), conforms=_padded(m[1], 20))
     if m := _CLASSIC_RE.match(name):
         return LogFileName(
-            name, LogFileKind.CHECKPOINT_CLASSIC, version=int(m[1]), fmt="parquet", conforms=_padded(m[1], 20)
+            name,
+            LogFileKind.CHECKPOINT_CLASSIC,
+            version=int(m[1]),
+            fmt=TopLevelFormat.PARQUET,
+            conforms=_padded(m[1], 20),
         )
     if m := _PART_RE.match(name):
         part, num = int(m[2]), int(m[3])
@@ -103,13 +88,18 @@ def parse_log_file_name(name: str) -> LogFileName:
             version=int(m[1]),
             part=part,
             num_parts=num,
-            fmt="parquet",
+            fmt=TopLevelFormat.PARQUET,
             conforms=ok,
         )
     if m := _UUID_CKPT_RE.match(name):
         ok = _padded(m[1], 20) and bool(_UUID_RE.match(m[2]))
         return LogFileName(
-            name, LogFileKind.CHECKPOINT_UUID, version=int(m[1]), token=m[2], fmt=m[3], conforms=ok
+            name,
+            LogFileKind.CHECKPOINT_UUID,
+            version=int(m[1]),
+            token=m[2],
+            fmt=TopLevelFormat(m[3]),
+            conforms=ok,
         )
     if m := _CRC_RE.match(name):
         return LogFileName(name, LogFileKind.CRC, version=int(m[1]), conforms=_padded(m[1], 20))
@@ -137,10 +127,8 @@ def part_checkpoint_name(version: int, part: int, num_parts: int) -> str:
     return f"{version:020d}.checkpoint.{part:010d}.{num_parts:010d}.parquet"
 
 
-def uuid_checkpoint_name(version: int, token: uuid_mod.UUID, fmt: str) -> str:
-    if fmt not in ("json", "parquet"):
-        raise ValueError(f"UUID-named checkpoints are json or parquet, not {fmt!r}")
-    return f"{version:020d}.checkpoint.{token}.{fmt}"
+def uuid_checkpoint_name(version: int, token: uuid_mod.UUID, fmt: TopLevelFormat) -> str:
+    return f"{version:020d}.checkpoint.{token}.{TopLevelFormat(fmt)}"
 
 
 def hadoop_checksum_name(name: str) -> str:
@@ -162,11 +150,6 @@ def sidecar_name(version: int, part: int, num_parts: int, token: uuid_mod.UUID) 
 
 def compaction_name(start: int, end: int) -> str:
     return f"{start:020d}.{end:020d}.compacted.json"
-
-
-def temp_name(final_name: str, token: uuid_mod.UUID) -> str:
-    """A hidden temp-file name next to ``final_name`` (``.<final>.<uuid>.tmp``, as delta-spark)."""
-    return f".{final_name}.{token}.tmp"
 
 
 def version_prefix(version: int) -> str:

@@ -1,20 +1,16 @@
 """Choose the files that reconstruct a version: a checkpoint (if any) plus the commits after it.
 
-Spec: ``spec/checkpoints.md`` § Reader rules (``CKPT-READ-*``); PROTOCOL.md "Checkpoints",
-"Last Checkpoint File"; delta-spark ``SnapshotManagement.getLogSegmentForVersion`` and
-``Checkpoints.getLatestCompleteCheckpointFromList``.
+Spec: ``spec/checkpoints.md`` §16 Reader rules (``CKPT-READ-*``); PROTOCOL.md "Checkpoints",
+"Last Checkpoint File"; delta-spark ``SnapshotManagement.getLogSegmentForVersion``.
 
-Algorithm, for a requested version ``V`` (or the latest):
+Algorithm, for a requested version ``V`` (or the latest), given one classified listing
+(:mod:`reference_impl.log.listing`) and ``_last_checkpoint``:
 
-1. Read ``_last_checkpoint`` as a *hint* only. A missing, empty, corrupt (bad JSON, duplicate keys,
-   wrong checksum), stale, dangling or too-new hint never fails a read: the listing decides.
-2. List ``_delta_log``. Ignore hidden files (``.``-prefixed temp and ``.crc`` files of Hadoop),
-   0-byte checkpoint files and names no rule recognises.
-3. Group checkpoint files into instances. Complete instances: a classic or UUID-named file alone; a
-   multi-part checkpoint whose part numbers are exactly ``1..p``.
-4. Order instances as delta-spark does — ``(version, format, numParts, fileName)`` with format
-   ``classic < multi-part < UUID-named`` — and take the newest at or below ``V``.
-5. The commits after the checkpoint must be contiguous up to ``V`` (:class:`LogGap` otherwise);
+1. ``_last_checkpoint`` is a *hint* only. A missing, empty, corrupt (bad JSON, duplicate keys,
+   wrong checksum), stale, dangling or too-new hint never fails a read: the listing decides
+   (:class:`HintState` records what became of it).
+2. Take the newest complete checkpoint at or below ``V``.
+3. The commits after the checkpoint must be contiguous up to ``V`` (:class:`LogGap` otherwise);
    without a checkpoint they must start at 0.
 
 :func:`segments_newest_first` yields the chosen segment and then the fallbacks (older checkpoints,
@@ -25,54 +21,14 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from reference_impl.errors import LastCheckpointCorrupt, LogGap, TableNotFound, VersionNotFound
-from reference_impl.log.last_checkpoint import LastCheckpoint, parse_last_checkpoint
-from reference_impl.log.naming import (
-    DELTA_LOG,
-    LAST_CHECKPOINT,
-    LogFileKind,
-    LogFileName,
-    parse_log_file_name,
-)
-from reference_impl.storage.local import FileInfo, LocalStorage
-
-#: delta-spark ``CheckpointInstance.Format`` ordinals used for same-version preference.
-_FORMAT_ORDINAL = {
-    LogFileKind.CHECKPOINT_CLASSIC: 0,
-    LogFileKind.CHECKPOINT_PART: 1,
-    LogFileKind.CHECKPOINT_UUID: 2,
-}
-
-
-@dataclass(frozen=True)
-class CheckpointInstance:
-    """One complete checkpoint: its version, naming kind and file(s) (parts in order)."""
-
-    version: int
-    kind: LogFileKind
-    files: tuple[FileInfo, ...]
-    num_parts: int | None = None
-
-    @property
-    def name(self) -> str:
-        """The file name (the first part for multi-part checkpoints)."""
-        return self.files[0].name
-
-    @property
-    def size_in_bytes(self) -> int:
-        return sum(f.size for f in self.files)
-
-    @property
-    def kind_label(self) -> str:
-        return self.kind.value
-
-    def sort_key(self) -> tuple[int, int, int, str]:
-        # delta-spark compares (version, format, numParts, fileName); Option None sorts first.
-        name = self.name if self.kind is LogFileKind.CHECKPOINT_UUID else ""
-        return (self.version, _FORMAT_ORDINAL[self.kind], self.num_parts or 0, name)
+from reference_impl.errors import LogGap, TableNotFound, VersionNotFound
+from reference_impl.log.last_checkpoint import LastCheckpoint
+from reference_impl.log.listing import CheckpointInstance, LogListing
+from reference_impl.storage import FileInfo
+from spec.vocabulary import LogFileKind
 
 
 class HintState(enum.Enum):
@@ -95,25 +51,6 @@ class Hint:
 
 
 @dataclass(frozen=True)
-class LogListing:
-    """One listing of ``_delta_log``, classified."""
-
-    log_dir: Path
-    commits: dict[int, FileInfo]
-    checkpoints: tuple[CheckpointInstance, ...]  # complete only, ascending
-    incomplete: tuple[str, ...] = ()
-    ignored: tuple[str, ...] = ()
-    crcs: dict[int, FileInfo] = field(default_factory=dict)
-    compactions: tuple[tuple[LogFileName, FileInfo], ...] = ()
-    last_checkpoint_file: FileInfo | None = None
-
-    @property
-    def latest_version(self) -> int | None:
-        versions = [*self.commits, *(c.version for c in self.checkpoints)]
-        return max(versions) if versions else None
-
-
-@dataclass(frozen=True)
 class LogSegment:
     """The files that reconstruct ``version``."""
 
@@ -129,80 +66,6 @@ class LogSegment:
         if self.checkpoint is None:
             return "commits"
         return "hint" if self.hint.state is HintState.USED else "listing"
-
-
-def log_dir_of(table: Path) -> Path:
-    return table / DELTA_LOG
-
-
-def list_log(log_dir: Path, storage: LocalStorage | None = None) -> LogListing:
-    """List and classify ``log_dir`` (see the module docs for what is ignored)."""
-    storage = storage or LocalStorage()
-    commits: dict[int, FileInfo] = {}
-    crcs: dict[int, FileInfo] = {}
-    compactions: list[tuple[LogFileName, FileInfo]] = []
-    groups: dict[tuple[int, LogFileKind, int | None, str], list[tuple[LogFileName, FileInfo]]] = {}
-    ignored: list[str] = []
-    last_file: FileInfo | None = None
-    for info in storage.list_dir(log_dir):
-        parsed = parse_log_file_name(info.name)
-        kind = parsed.kind
-        if kind is LogFileKind.COMMIT:
-            assert parsed.version is not None
-            commits[parsed.version] = info
-        elif kind.is_checkpoint:
-            if info.size == 0:
-                ignored.append(info.name)
-                continue
-            assert parsed.version is not None
-            key_name = info.name if kind is LogFileKind.CHECKPOINT_UUID else ""
-            groups.setdefault((parsed.version, kind, parsed.num_parts, key_name), []).append((parsed, info))
-        elif kind is LogFileKind.CRC:
-            assert parsed.version is not None
-            crcs[parsed.version] = info
-        elif kind is LogFileKind.COMPACTION:
-            compactions.append((parsed, info))
-        elif kind is LogFileKind.LAST_CHECKPOINT:
-            last_file = info
-        else:
-            ignored.append(info.name)
-    complete: list[CheckpointInstance] = []
-    incomplete: list[str] = []
-    for (version, kind, num_parts, _), members in groups.items():
-        if kind is LogFileKind.CHECKPOINT_PART:
-            assert num_parts is not None
-            parts = sorted(members, key=lambda m: m[0].part or 0)
-            if [m[0].part for m in parts] != list(range(1, num_parts + 1)):
-                incomplete.extend(m[1].name for m in parts)
-                continue
-            complete.append(CheckpointInstance(version, kind, tuple(m[1] for m in parts), num_parts))
-        else:
-            complete.append(CheckpointInstance(version, kind, (members[0][1],)))
-    complete.sort(key=CheckpointInstance.sort_key)
-    return LogListing(
-        log_dir=log_dir,
-        commits=dict(sorted(commits.items())),
-        checkpoints=tuple(complete),
-        incomplete=tuple(sorted(incomplete)),
-        ignored=tuple(sorted(ignored)),
-        crcs=crcs,
-        compactions=tuple(compactions),
-        last_checkpoint_file=last_file,
-    )
-
-
-def read_hint(log_dir: Path, storage: LocalStorage | None = None) -> tuple[LastCheckpoint | None, str | None]:
-    """Read ``_last_checkpoint``: ``(parsed, None)``, ``(None, None)`` if absent, or ``(None, why)``."""
-    storage = storage or LocalStorage()
-    path = log_dir / LAST_CHECKPOINT
-    if storage.stat(path) is None:
-        return None, None
-    try:
-        return parse_last_checkpoint(
-            storage.read_bytes(path).decode("utf-8", errors="replace"), path=str(path)
-        ), None
-    except LastCheckpointCorrupt as exc:
-        return None, exc.message
 
 
 def _hint_names(instance: CheckpointInstance, hint: LastCheckpoint) -> bool:

@@ -1,6 +1,8 @@
 """Table properties that change checkpoint content or cleanup, with delta-spark 4.4's defaults.
 
-Spec: ``spec/checkpoints.md`` § Table features and properties; delta-spark ``DeltaConfig.scala``.
+Spec: ``spec/checkpoints.md`` §5.1 The ``delta.checkpointPolicy`` table property, §8 Statistics,
+§18 Metadata cleanup; delta-spark ``DeltaConfig.scala``. This module is the only reader of
+``delta.*`` configuration keys in the reference implementation.
 
 | property | default | used for |
 |---|---|---|
@@ -14,6 +16,11 @@ Spec: ``spec/checkpoints.md`` § Table features and properties; delta-spark ``De
 | ``delta.enableExpiredLogCleanup`` | true | metadata cleanup on/off |
 | ``delta.dataSkippingNumIndexedCols`` | 32 | ``stats_parsed`` schema |
 | ``delta.dataSkippingStatsColumns`` | none | ``stats_parsed`` schema |
+| ``delta.columnMapping.mode`` | ``none`` | physical column names in ``stats_parsed`` and ``partitionValues_parsed`` |
+| ``delta.parquet.compression.codec`` | none | the checkpoint's Parquet codec |
+| ``delta.enableInCommitTimestamps``, ``delta.inCommitTimestampEnablementVersion`` | false, 0 | commit timestamps for cleanup |
+
+Column metadata key: :data:`PHYSICAL_NAME_KEY` (``delta.columnMapping.physicalName``).
 
 Intervals are parsed like delta-spark's ``parseCalendarInterval``: an optional ``interval`` prefix,
 then ``<number> <unit>`` pairs (weeks, days, hours, minutes, seconds, milliseconds, microseconds).
@@ -26,6 +33,10 @@ import re
 from collections.abc import Mapping
 
 from reference_impl.errors import InvalidOption
+from spec.vocabulary import CheckpointPolicy
+
+#: The column-metadata key of a column's physical name under column mapping.
+PHYSICAL_NAME_KEY = "delta.columnMapping.physicalName"
 
 _UNIT_MICROS = {
     "microsecond": 1,
@@ -91,11 +102,23 @@ class TableProperties:
         self.config: dict[str, str] = dict(configuration or {})
 
     @property
-    def checkpoint_policy(self) -> str:
+    def checkpoint_policy(self) -> CheckpointPolicy:
+        """The policy as delta-spark reads it (trimmed, case-insensitive)."""
         value = self.config.get("delta.checkpointPolicy", "classic").strip().lower()
-        if value not in ("classic", "v2"):
+        if value not in tuple(CheckpointPolicy):
             raise InvalidOption(f"delta.checkpointPolicy must be classic or v2, got {value!r}")
-        return value
+        return CheckpointPolicy(value)
+
+    def writer_checkpoint_policy(self, table: str) -> CheckpointPolicy:
+        """The policy as a writer must read it: exactly ``classic`` or ``v2`` (CKPT-FEAT-009)."""
+        value = self.config.get("delta.checkpointPolicy", "classic")
+        if value not in tuple(CheckpointPolicy):
+            raise InvalidOption(
+                f"delta.checkpointPolicy is {value!r}; it must be classic or v2",
+                path=table,
+                rule="CKPT-FEAT-009",
+            )
+        return CheckpointPolicy(value)
 
     @property
     def checkpoint_interval(self) -> int:
@@ -123,6 +146,12 @@ class TableProperties:
     def set_transaction_retention_ms(self) -> int | None:
         raw = self.config.get("delta.setTransactionRetentionDuration")
         return None if raw is None else parse_interval_ms(raw, key="delta.setTransactionRetentionDuration")
+
+    @property
+    def log_retention_source(self) -> str:
+        """Where :attr:`log_retention_ms` comes from, for reports."""
+        raw = self.config.get("delta.logRetentionDuration")
+        return f"delta.logRetentionDuration = {raw!r}" if raw else "default (30 days)"
 
     @property
     def log_retention_ms(self) -> int:
@@ -154,3 +183,10 @@ class TableProperties:
     def parquet_compression(self) -> str | None:
         raw = self.config.get("delta.parquet.compression.codec")
         return raw.strip().lower() if raw else None
+
+    @property
+    def in_commit_timestamps_from(self) -> int | None:
+        """The first version with in-commit timestamps, or ``None`` when they are not enabled."""
+        if str(self.config.get("delta.enableInCommitTimestamps", "false")).lower() != "true":
+            return None
+        return int(self.config.get("delta.inCommitTimestampEnablementVersion", "0"))

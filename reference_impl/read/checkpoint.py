@@ -1,7 +1,7 @@
 """Read one checkpoint — V1 (classic or multi-part) or V2 (UUID-named JSON/Parquet, classic-named) — as Spark data.
 
-Spec: ``spec/checkpoints.md`` § Reader rules and § V2 (``CKPT-READ-*``, ``CKPT-V2-*``,
-``CKPT-SIDE-*``); PROTOCOL.md "V2 Spec", "Sidecar Files"; delta-spark ``CheckpointProvider``.
+Spec: ``spec/checkpoints.md`` §16 Reader rules, §11 V2-spec checkpoints, §12 Sidecar files
+(``CKPT-READ-*``, ``CKPT-V2-*``, ``CKPT-SIDE-*``); PROTOCOL.md "V2 Spec", "Sidecar Files"; delta-spark ``CheckpointProvider``.
 
 | checkpoint | how its spec is decided | where file actions are |
 |---|---|---|
@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlparse
 
 from pyspark.sql import functions as F
 
@@ -29,43 +28,24 @@ from reference_impl.errors import (
     CheckpointCorrupt,
     CheckpointError,
     SidecarMissing,
-    SidecarPathInvalid,
     SidecarSizeMismatch,
     SidecarWithoutCheckpointMetadata,
     V2CheckpointMetadataDuplicate,
     V2CheckpointMetadataMissing,
     V2MixedFileActions,
 )
-from reference_impl.log.naming import SIDECAR_DIR, LogFileKind
-from reference_impl.log.segment import CheckpointInstance
+from reference_impl.log.actions import FILE_ACTIONS, NON_FILE_COLUMNS, V2_TOP_LEVEL_COLUMNS
+from reference_impl.log.listing import CheckpointInstance
+from reference_impl.read.sidecars import ResolvedSidecar, resolve_sidecar
 from reference_impl.spark.columns import select_conformed
-from reference_impl.spark.schemas import ACTION_STRUCTS, ADD, REMOVE, V2_TOP_LEVEL_COLUMNS
-from reference_impl.storage.local import LocalStorage, to_uri
+from reference_impl.spark.jobs import first_line, spark_errors
+from reference_impl.spark.schemas import ACTION_STRUCTS, ADD, REMOVE, single_action_schema
+from reference_impl.storage import Storage
 from spec.table_state import drop_nulls
+from spec.vocabulary import CheckpointSpec, LogFileKind
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-
-NON_FILE_COLUMNS: tuple[str, ...] = (
-    "txn",
-    "metaData",
-    "protocol",
-    "domainMetadata",
-    "checkpointMetadata",
-    "sidecar",
-)
-
-
-@dataclass(frozen=True)
-class ResolvedSidecar:
-    """A ``sidecar`` action and the file it resolves to."""
-
-    action: dict[str, Any]
-    path: Path
-
-    @property
-    def name(self) -> str:
-        return self.path.name
 
 
 @dataclass
@@ -73,7 +53,7 @@ class CheckpointContent:
     """What a checkpoint holds: non-file actions (collected) and file actions (lazy)."""
 
     instance: CheckpointInstance
-    spec: str  # "v1" | "v2"
+    spec: CheckpointSpec
     non_file_actions: list[dict[str, Any]]  # single-action dicts, file order (no checkpointMetadata/sidecar)
     checkpoint_metadata: dict[str, Any] | None
     sidecars: tuple[ResolvedSidecar, ...]
@@ -83,22 +63,14 @@ class CheckpointContent:
     def describe(self) -> dict[str, Any]:
         return {
             "version": self.instance.version,
-            "kind": self.instance.kind_label,
+            "kind": self.instance.kind,
             "spec": self.spec,
             "files": [f.name for f in self.instance.files],
             "sidecars": [s.name for s in self.sidecars],
         }
 
 
-def spark_errors() -> tuple[type[BaseException], ...]:
-    """Exception types a failing Spark job raises in Python."""
-    from py4j.protocol import Py4JJavaError
-    from pyspark.errors import PySparkException
-
-    return (PySparkException, Py4JJavaError)
-
-
-def check_parquet_footer(path: Path, *, expected_size: int | None = None) -> Any:
+def check_parquet_footer(storage: Storage, path: Path, *, expected_size: int | None = None) -> Any:
     """Validate a Parquet file on the driver; returns its Arrow schema.
 
     Raises :class:`SidecarMissing` / :class:`CheckpointCorrupt` / :class:`SidecarSizeMismatch`
@@ -106,7 +78,7 @@ def check_parquet_footer(path: Path, *, expected_size: int | None = None) -> Any
     """
     import pyarrow.parquet as pq
 
-    info = LocalStorage().stat(path)
+    info = storage.stat(path)
     if info is None:
         raise SidecarMissing("the file does not exist", path=str(path), rule="CKPT-SIDE-007")
     if expected_size is not None and info.size != expected_size:
@@ -116,7 +88,8 @@ def check_parquet_footer(path: Path, *, expected_size: int | None = None) -> Any
             rule="CKPT-SIDE-008",
         )
     try:
-        return pq.read_schema(path)
+        with storage.open_read(path) as handle:
+            return pq.read_schema(handle)
     except Exception as exc:  # pyarrow raises ArrowInvalid / OSError for truncated or foreign files
         raise CheckpointCorrupt(f"not a readable Parquet file: {exc}", path=str(path)) from exc
 
@@ -133,16 +106,16 @@ def _stats_from_parsed(raw: DataFrame) -> DataFrame:
 
 
 def _read_parquet_groups(
-    spark: SparkSession, files: Sequence[Path], targets: dict[str, Any], where: str
+    spark: SparkSession, storage: Storage, files: Sequence[Path], targets: dict[str, Any], where: str
 ) -> DataFrame:
     """Read Parquet files grouped by identical footer schema, conform each group, union them."""
     groups: dict[str, list[Path]] = {}
     for path in files:
-        schema = check_parquet_footer(path)
+        schema = check_parquet_footer(storage, path)
         groups.setdefault(str(schema), []).append(path)
     frames = []
     for members in groups.values():
-        raw = spark.read.parquet(*[to_uri(p) for p in members])
+        raw = spark.read.parquet(*[storage.uri(p) for p in members])
         frames.append(select_conformed(_stats_from_parsed(raw), targets, where=where))
     result = frames[0]
     for frame in frames[1:]:
@@ -159,52 +132,16 @@ def _row_to_action(row: Any) -> dict[str, Any] | None:
     return {key: drop_nulls(value)}
 
 
-def resolve_sidecar(log_dir: Path, action: dict[str, Any]) -> ResolvedSidecar:
-    """Resolve ``sidecar.path``: a bare (URI-encoded) file name under ``_delta_log/_sidecars``.
-
-    An absolute ``file:`` URI naming a file directly inside this table's ``_delta_log/_sidecars``
-    is accepted (CKPT-SIDE-013; delta-spark resolves it too); any other URI, and a relative path
-    with a directory, is :class:`SidecarPathInvalid` (CKPT-SIDE-014). The decoded name is tried
-    first, then the literal name (delta-spark does not decode).
-    """
-    raw = action.get("path")
-    if not isinstance(raw, str) or not raw:
-        raise SidecarPathInvalid("sidecar action without a path", path=str(log_dir), rule="CKPT-SIDE-014")
-    if raw.startswith("file:"):
-        uri = urlparse(raw)
-        target = Path(unquote(uri.path))
-        if (
-            uri.netloc not in ("", "localhost")
-            or target.parent.resolve() != (log_dir / SIDECAR_DIR).resolve()
-        ):
-            raise SidecarPathInvalid(
-                f"sidecar path {raw!r} is not a file directly inside this table's {SIDECAR_DIR}/ directory",
-                path=str(log_dir / SIDECAR_DIR),
-                rule="CKPT-SIDE-014",
-            )
-        return ResolvedSidecar(action, target)
-    if "/" in raw or "\\" in raw or "://" in raw:
-        raise SidecarPathInvalid(
-            f"sidecar path {raw!r} is not a bare file name",
-            path=str(log_dir / SIDECAR_DIR),
-            rule="CKPT-SIDE-014",
-        )
-    decoded = log_dir / SIDECAR_DIR / unquote(raw)
-    literal = log_dir / SIDECAR_DIR / raw
-    chosen = decoded if decoded.exists() or not literal.exists() else literal
-    return ResolvedSidecar(action, chosen)
-
-
-def _read_top_level(spark: SparkSession, log_dir: Path, instance: CheckpointInstance) -> DataFrame:
+def _read_top_level(
+    spark: SparkSession, storage: Storage, log_dir: Path, instance: CheckpointInstance
+) -> DataFrame:
     targets = {c: ACTION_STRUCTS[c] for c in V2_TOP_LEVEL_COLUMNS}
     paths = [log_dir / f.name for f in instance.files]
     where = instance.name
     if instance.kind is LogFileKind.CHECKPOINT_UUID and instance.name.endswith(".json"):
-        from reference_impl.spark.schemas import single_action_schema
-
-        raw = spark.read.schema(single_action_schema()).option("mode", "FAILFAST").json(to_uri(paths[0]))
+        raw = spark.read.schema(single_action_schema()).option("mode", "FAILFAST").json(storage.uri(paths[0]))
         return select_conformed(raw, targets, where=where)
-    return _read_parquet_groups(spark, paths, targets, where)
+    return _read_parquet_groups(spark, storage, paths, targets, where)
 
 
 def _collect_non_file(top: DataFrame, path: str) -> tuple[list[dict[str, Any]], int]:
@@ -214,20 +151,17 @@ def _collect_non_file(top: DataFrame, path: str) -> tuple[list[dict[str, Any]], 
         rows = top.where(~is_file).select(*NON_FILE_COLUMNS).collect()
         counts = top.agg(F.sum(F.when(is_file, 1).otherwise(0)).alias("n")).collect()
     except spark_errors() as exc:
-        raise CheckpointCorrupt(f"cannot read the checkpoint: {_first_line(exc)}", path=path) from exc
+        raise CheckpointCorrupt(f"cannot read the checkpoint: {first_line(exc)}", path=path) from exc
     actions = [a for a in (_row_to_action(r) for r in rows) if a is not None]
     n_file = int(counts[0]["n"] or 0)
     return actions, n_file
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0][:300] if text else type(exc).__name__
-
-
-def load_checkpoint(spark: SparkSession, log_dir: Path, instance: CheckpointInstance) -> CheckpointContent:
+def load_checkpoint(
+    spark: SparkSession, storage: Storage, log_dir: Path, instance: CheckpointInstance
+) -> CheckpointContent:
     """Load ``instance`` (see the module docs). Structural errors raise; nothing is cached."""
-    top = _read_top_level(spark, log_dir, instance)
+    top = _read_top_level(spark, storage, log_dir, instance)
     top_path = str(log_dir / instance.name)
     actions, n_inline = _collect_non_file(top, top_path)
     cp_meta = [a["checkpointMetadata"] for a in actions if "checkpointMetadata" in a]
@@ -236,13 +170,13 @@ def load_checkpoint(spark: SparkSession, log_dir: Path, instance: CheckpointInst
     file_targets = {"add": ADD, "remove": REMOVE}
 
     if instance.kind is LogFileKind.CHECKPOINT_PART:
-        spec = "v1"
+        spec = CheckpointSpec.V1
     elif instance.kind is LogFileKind.CHECKPOINT_UUID:
         if not cp_meta:
             raise V2CheckpointMetadataMissing(
                 "a UUID-named checkpoint has no checkpointMetadata action", path=top_path, rule="CKPT-V2-010"
             )
-        spec = "v2"
+        spec = CheckpointSpec.V2
     else:
         if not cp_meta and sidecar_actions:
             raise SidecarWithoutCheckpointMetadata(
@@ -250,26 +184,28 @@ def load_checkpoint(spark: SparkSession, log_dir: Path, instance: CheckpointInst
                 path=top_path,
                 rule="CKPT-V2-012",
             )
-        spec = "v2" if cp_meta else "v1"
-    if spec == "v2" and len(cp_meta) > 1:
+        spec = CheckpointSpec.V2 if cp_meta else CheckpointSpec.V1
+    if spec is CheckpointSpec.V2 and len(cp_meta) > 1:
         raise V2CheckpointMetadataDuplicate(
             f"{len(cp_meta)} checkpointMetadata actions", path=top_path, rule="CKPT-V2-011"
         )
-    if spec == "v1":
+    if spec is CheckpointSpec.V1:
         sidecar_actions = []
 
-    sidecars = tuple(resolve_sidecar(log_dir, s) for s in sidecar_actions)
+    sidecars = tuple(resolve_sidecar(storage, log_dir, s) for s in sidecar_actions)
     if sidecars and n_inline:
         raise V2MixedFileActions(
             f"{n_inline} inline file action(s) and {len(sidecars)} sidecar(s)",
             path=top_path,
             rule="CKPT-V2-013",
         )
-    inline = top.where(F.col("add").isNotNull() | F.col("remove").isNotNull()).select("add", "remove")
+    inline = top.where(F.col("add").isNotNull() | F.col("remove").isNotNull()).select(*FILE_ACTIONS)
     if sidecars:
         for sc in sidecars:
-            check_parquet_footer(sc.path, expected_size=int(sc.action.get("sizeInBytes", -1)))
-        file_actions = _read_parquet_groups(spark, [s.path for s in sidecars], file_targets, "sidecar")
+            check_parquet_footer(storage, sc.path, expected_size=int(sc.action.get("sizeInBytes", -1)))
+        file_actions = _read_parquet_groups(
+            spark, storage, [s.path for s in sidecars], file_targets, "sidecar"
+        )
     else:
         file_actions = inline
     return CheckpointContent(

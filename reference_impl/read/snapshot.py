@@ -1,6 +1,6 @@
 """The reference reader: reconstruct a table version by distributed log replay on Spark.
 
-Spec: ``spec/checkpoints.md`` § Reader rules (``CKPT-READ-*``) and § Checkpoint content
+Spec: ``spec/checkpoints.md`` §16 Reader rules (``CKPT-READ-*``) and §6 Checkpoint content
 (``CKPT-CONTENT-*``); PROTOCOL.md "Action Reconciliation".
 
 Usage::
@@ -12,7 +12,8 @@ Usage::
 
 Steps:
 
-1. :mod:`reference_impl.log.segment` picks the checkpoint and the commits after it;
+1. :mod:`reference_impl.log.listing` classifies one listing of ``_delta_log`` and
+   :mod:`reference_impl.log.segment` picks the checkpoint and the commits after it;
 2. :mod:`reference_impl.read.checkpoint` loads the checkpoint (falling back to an older one, or to
    the commits alone, when a checkpoint file is unreadable — at most ``max_fallbacks`` times, 2 as
    in delta-spark);
@@ -51,19 +52,16 @@ from reference_impl.errors import (
     TableNotFound,
     UnsupportedReaderFeature,
 )
-from reference_impl.log.segment import (
-    LogListing,
-    LogSegment,
-    list_log,
-    log_dir_of,
-    read_hint,
-    segments_newest_first,
-)
+from reference_impl.log.actions import FILE_ACTIONS, REPLAYED_NON_FILE
+from reference_impl.log.last_checkpoint import read_last_checkpoint
+from reference_impl.log.listing import LogListing, list_log, log_dir_of
+from reference_impl.log.segment import LogSegment, segments_newest_first
 from reference_impl.log.table_properties import TableProperties
-from reference_impl.read.checkpoint import CheckpointContent, fallback_errors, load_checkpoint, spark_errors
+from reference_impl.read.checkpoint import CheckpointContent, fallback_errors, load_checkpoint
 from reference_impl.spark.columns import dv_unique_id
+from reference_impl.spark.jobs import spark_errors
 from reference_impl.spark.schemas import COMMIT_SCHEMA
-from reference_impl.storage.local import FileInfo, to_local_path, to_uri
+from reference_impl.storage import FileInfo, Storage, storage_for
 from spec.table_state import TableState, drop_nulls
 
 if TYPE_CHECKING:
@@ -94,6 +92,7 @@ class Snapshot:
     """A reconstructed table version. DataFrames are lazy; the rest is small."""
 
     table: Path
+    storage: Storage
     version: int
     segment: LogSegment
     listing: LogListing
@@ -138,10 +137,6 @@ class Snapshot:
     @property
     def num_files(self) -> int:
         return self._aggregate()["files"]
-
-    @property
-    def num_tombstones(self) -> int:
-        return self._aggregate()["tombstones"]
 
     def non_file_actions(self) -> list[dict[str, Any]]:
         """protocol, metaData, txns (by appId), live domainMetadata (by domain): JSON actions."""
@@ -199,10 +194,10 @@ def _collect_dicts(df: DataFrame) -> list[dict[str, Any]]:
 
 
 def _read_commits(
-    spark: SparkSession, log_dir: Path, commits: Iterable[tuple[int, FileInfo]]
+    spark: SparkSession, storage: Storage, log_dir: Path, commits: Iterable[tuple[int, FileInfo]]
 ) -> DataFrame | None:
     """All commit rows with ``version`` and ``ord`` (position within the version) columns."""
-    paths = [to_uri(log_dir / info.name) for _, info in commits]
+    paths = [storage.uri(log_dir / info.name) for _, info in commits]
     if not paths:
         return None
     raw = spark.read.schema(COMMIT_SCHEMA).option("mode", "FAILFAST").json(paths)
@@ -211,12 +206,15 @@ def _read_commits(
     return raw.withColumn("version", version).withColumn("ord", F.monotonically_increasing_id())
 
 
-def _find_corrupt_commit(log_dir: Path, commits: Iterable[tuple[int, FileInfo]]) -> tuple[str, str]:
+def _find_corrupt_commit(
+    storage: Storage, log_dir: Path, commits: Iterable[tuple[int, FileInfo]]
+) -> tuple[str, str]:
     import json
 
     for _, info in commits:
         path = log_dir / info.name
-        for number, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
+        text = storage.read_bytes(path).decode("utf-8", errors="replace")
+        for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
             try:
@@ -294,22 +292,23 @@ def check_reader_features(protocol: dict[str, Any], path: str) -> None:
 def _reconcile(file_actions: DataFrame, needs_merge: bool) -> DataFrame:
     """One row per logical file: the last action (by version, then position) wins."""
     if not needs_merge:
-        return file_actions.select("add", "remove")
+        return file_actions.select(*FILE_ACTIONS)
     key_path = F.coalesce(F.col("add.path"), F.col("remove.path"))
     key_dv = dv_unique_id(F.coalesce(F.col("add.deletionVector"), F.col("remove.deletionVector")))
     w = Window.partitionBy(key_path, key_dv).orderBy(F.col("version").desc(), F.col("ord").desc())
     return (
         file_actions.withColumn("_rank", F.row_number().over(w))
         .where(F.col("_rank") == 1)
-        .select("add", "remove")
+        .select(*FILE_ACTIONS)
     )
 
 
 def require_table(table: str | Path) -> Path:
     """The table root, after checking it has a ``_delta_log`` directory (cheap; no Spark needed)."""
-    root = to_local_path(table)
+    storage = storage_for(table)
+    root = storage.resolve(table)
     log_dir = log_dir_of(root)
-    if not log_dir.is_dir():
+    if not storage.is_dir(log_dir):
         raise TableNotFound("no _delta_log directory", path=str(log_dir))
     return root
 
@@ -325,16 +324,18 @@ def read_snapshot(
 ) -> Snapshot:
     """Reconstruct ``version`` (default: latest) of ``table``. See the module docs.
 
-    ``listing`` replaces the listing of ``_delta_log`` (default: list it now). The cleaner passes a
-    *view* of the log without the files it plans to delete, to prove the plan changes no state.
+    ``listing`` replaces the listing of ``_delta_log`` (default: list it now). The cleaner passes
+    the classification of its listing without the files it plans to delete, to prove the plan
+    changes no state.
     """
     root = require_table(table)
+    storage = storage_for(table)
     log_dir = log_dir_of(root)
     if listing is None:
-        listing = list_log(log_dir)
+        listing = list_log(storage, log_dir)
     if not listing.commits and not listing.checkpoints:
         raise TableNotFound("_delta_log has no commit and no checkpoint", path=str(log_dir))
-    hint, hint_error = read_hint(log_dir)
+    hint, hint_error = read_last_checkpoint(storage, log_dir)
     now = now_ms if now_ms is not None else int(time.time() * 1000)
     first_error: CheckpointError | None = None
     skipped: list[str] = []
@@ -344,7 +345,7 @@ def read_snapshot(
         if attempt > max_fallbacks:
             break
         try:
-            return _build(spark, root, listing, segment, now, tuple(skipped))
+            return _build(spark, storage, root, listing, segment, now, tuple(skipped))
         except fallback_errors() as exc:
             first_error = first_error or exc
             if segment.checkpoint is None:
@@ -356,6 +357,7 @@ def read_snapshot(
 
 def _build(
     spark: SparkSession,
+    storage: Storage,
     root: Path,
     listing: LogListing,
     segment: LogSegment,
@@ -367,8 +369,8 @@ def _build(
         segment = LogSegment(
             segment.log_dir, segment.version, segment.checkpoint, segment.commits, segment.hint, skipped
         )
-    checkpoint = load_checkpoint(spark, log_dir, segment.checkpoint) if segment.checkpoint else None
-    commits_df = _read_commits(spark, log_dir, segment.commits)
+    checkpoint = load_checkpoint(spark, storage, log_dir, segment.checkpoint) if segment.checkpoint else None
+    commits_df = _read_commits(spark, storage, log_dir, segment.commits)
     commit_rows: list[tuple[int, dict[str, Any]]] = []
     file_frames: list[DataFrame] = []
     if checkpoint is not None:
@@ -388,15 +390,15 @@ def _build(
                 | F.col("txn").isNotNull()
                 | F.col("domainMetadata").isNotNull()
             )
-        ).select("version", "ord", "protocol", "metaData", "txn", "domainMetadata")
+        ).select("version", "ord", *REPLAYED_NON_FILE)
         try:
             rows = non_file.collect()
         except spark_errors() as exc:
-            path, why = _find_corrupt_commit(log_dir, segment.commits)
+            path, why = _find_corrupt_commit(storage, log_dir, segment.commits)
             raise LogCorrupt(f"cannot parse the commit: {why}", path=path) from exc
         ordered = sorted(rows, key=lambda r: (r["version"], r["ord"]))
         for row in ordered:
-            for kind in ("protocol", "metaData", "txn", "domainMetadata"):
+            for kind in REPLAYED_NON_FILE:
                 if row[kind] is not None:
                     commit_rows.append(
                         (int(row["version"]), {kind: drop_nulls(row[kind].asDict(recursive=True))})
@@ -428,6 +430,7 @@ def _build(
     ).select(F.col("remove").withField("dataChange", F.lit(False)).alias("remove"))
     return Snapshot(
         table=root,
+        storage=storage,
         version=segment.version,
         segment=segment,
         listing=listing,

@@ -1,8 +1,10 @@
-"""Column helpers shared by the reader and the writer: conform a struct to a target schema, etc.
+"""Column helpers shared by the reader and the writer: conform to a schema, make nullable, DV ids.
 
-Checkpoints written by different producers carry different Parquet schemas (missing columns,
-extra fields, other nullability). Spec ``CKPT-SCHEMA``: a missing column reads as null. These
-helpers turn whatever a file holds into the one schema of :mod:`reference_impl.spark.schemas`.
+Spec: ``spec/checkpoints.md`` §7 Parquet layout (``CKPT-SCHEMA-*``: a missing column reads as
+null; every written field is optional). Checkpoints written by different producers carry
+different Parquet schemas (missing columns, extra fields, other nullability): :func:`conform` and
+:func:`select_conformed` turn whatever a file holds into the one schema of
+:mod:`reference_impl.spark.schemas`; :func:`nullable_df` makes Spark write every field optional.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
-from pyspark.sql.types import ArrayType, DataType, MapType, StructType
+from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructType
 
 from reference_impl.errors import CheckpointCorrupt
 
@@ -69,6 +71,22 @@ def select_conformed(df: DataFrame, targets: Mapping[str, DataType], *, where: s
             for name, dtype in targets.items()
         ]
     )
+
+
+def as_nullable(dtype: DataType) -> DataType:
+    """The same type with every field, element and value nullable (map keys stay required)."""
+    if isinstance(dtype, StructType):
+        return StructType([StructField(f.name, as_nullable(f.dataType), True) for f in dtype.fields])
+    if isinstance(dtype, ArrayType):
+        return ArrayType(as_nullable(dtype.elementType), True)
+    if isinstance(dtype, MapType):
+        return MapType(dtype.keyType, as_nullable(dtype.valueType), True)
+    return dtype
+
+
+def nullable_df(df: DataFrame) -> DataFrame:
+    """Cast every column to its all-nullable type (Spark then writes every Parquet field optional)."""
+    return df.select(*[F.col(f.name).cast(as_nullable(f.dataType)).alias(f.name) for f in df.schema.fields])
 
 
 def dv_unique_id(dv: Column) -> Column:

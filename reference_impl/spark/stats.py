@@ -1,6 +1,6 @@
 """``stats_parsed`` and ``partitionValues_parsed``: their schemas and the columns that fill them.
 
-Spec: ``spec/checkpoints.md`` § Statistics in checkpoints (``CKPT-STATS-*``); PROTOCOL.md
+Spec: ``spec/checkpoints.md`` §8 Statistics and parsed columns (``CKPT-STATS-*``); PROTOCOL.md
 "Checkpoints" (``partitionValues_parsed``, ``stats_parsed``), "Per-file Statistics"; delta-spark
 ``StatisticsCollection.statsSchema`` and ``Checkpoints.extractPartitionValues``.
 
@@ -23,12 +23,11 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from reference_impl.log.table_properties import TableProperties
+from reference_impl.log.table_properties import PHYSICAL_NAME_KEY, TableProperties
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
 
-PHYSICAL_NAME_KEY = "delta.columnMapping.physicalName"
 _ELIGIBLE = (
     T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType, T.DecimalType,
     T.DateType, T.TimestampType, T.TimestampNTZType, T.StringType,

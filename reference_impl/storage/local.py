@@ -1,71 +1,52 @@
-"""File operations on a table's location, with the atomicity the writer and cleaner rely on.
+"""The local file system, with the atomicity the writer and cleaner rely on.
 
-Spec: ``spec/checkpoints.md`` § Writer rules (``CKPT-WRITE-*``: publication is atomic and never
-replaces an existing file) and § Metadata cleanup.
+Spec: ``spec/checkpoints.md`` §17.3 Atomicity (``CKPT-WRITE-006``) and §18 Metadata cleanup.
 
-| operation | guarantee |
+| operation | how |
 |---|---|
-| :meth:`LocalStorage.write_new` | create-if-absent: temp file + fsync + hard link; a half-written file is never visible and an existing file is never replaced |
+| :meth:`LocalStorage.write_new` | temp file + fsync + hard link: a half-written file is never visible and an existing file is never replaced |
+| :meth:`LocalStorage.publish_new` | hard link of a complete file to its final name (create-if-absent), then the directory is synced |
 | :meth:`LocalStorage.write_replace` | temp file + fsync + atomic rename over the target (``_last_checkpoint``) |
 | :meth:`LocalStorage.list_dir` | one listing with sizes and modification times in milliseconds |
 
-Paths are local paths or ``file:`` URIs. Data files and sidecars are written by Spark executors
-(which reach any Hadoop file system); the driver-side operations here are local-file-system only —
-a remote object store would need another implementation of the same few methods.
+Locations are local paths or ``file:`` URIs.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 from urllib.parse import unquote, urlparse
 
 from reference_impl.errors import StorageError
-from reference_impl.log.naming import temp_name
+from reference_impl.storage.base import FileInfo, StorageGuarantees
 
 
-@dataclass(frozen=True)
-class FileInfo:
-    """A file seen in a listing: bare name, byte length, modification time (ms since epoch)."""
-
-    name: str
-    size: int
-    mtime_ms: int
-
-
-def to_local_path(location: str | os.PathLike[str]) -> Path:
-    """A local path for a table location given as a path or a ``file:`` URI."""
-    text = os.fspath(location)
-    if text.startswith("file:"):
-        parsed = urlparse(text)
-        return Path(unquote(parsed.path))
-    if "://" in text:
-        raise StorageError(
-            f"only local paths and file: URIs are supported by the driver, got {text!r}", path=text
-        )
-    return Path(text)
-
-
-def to_uri(path: Path) -> str:
-    """The ``file:`` URI Spark should read ``path`` with (absolute, percent-encoded)."""
-    return path.resolve().as_uri()
+def temp_name(final_name: str, token: uuid.UUID) -> str:
+    """A hidden temp-file name next to ``final_name`` (``.<final>.<uuid>.tmp``, as delta-spark)."""
+    return f".{final_name}.{token}.tmp"
 
 
 class LocalStorage:
-    """The local file system."""
+    """The local file system (see the module docs)."""
+
+    guarantees = StorageGuarantees(atomic_create=True, atomic_replace=True, consistent_listing=True)
+
+    def resolve(self, location: str | Path) -> Path:
+        text = os.fspath(location)
+        if text.startswith("file:"):
+            return Path(unquote(urlparse(text).path))
+        return Path(text)
+
+    def uri(self, path: Path) -> str:
+        return path.resolve().as_uri()
 
     def list_dir(self, directory: Path) -> list[FileInfo]:
-        """Files (not directories) in ``directory``; an empty list if it does not exist."""
         out: list[FileInfo] = []
-        try:
-            entries = list(os.scandir(directory))
-        except FileNotFoundError:
-            return []
-        except OSError as exc:
-            raise StorageError(f"cannot list directory: {exc.strerror}", path=str(directory)) from exc
-        for entry in entries:
+        for entry in self._scan(directory):
             try:
                 if not entry.is_file(follow_symlinks=True):
                     continue
@@ -76,6 +57,17 @@ class LocalStorage:
         out.sort(key=lambda f: f.name)
         return out
 
+    def list_subdirs(self, directory: Path) -> list[str]:
+        return sorted(e.name for e in self._scan(directory) if e.is_dir(follow_symlinks=False))
+
+    def _scan(self, directory: Path) -> list[os.DirEntry[str]]:
+        try:
+            return list(os.scandir(directory))
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise StorageError(f"cannot list directory: {exc.strerror}", path=str(directory)) from exc
+
     def stat(self, path: Path) -> FileInfo | None:
         try:
             st = path.stat()
@@ -83,11 +75,20 @@ class LocalStorage:
             return None
         return FileInfo(path.name, st.st_size, st.st_mtime_ns // 1_000_000)
 
+    def is_dir(self, path: Path) -> bool:
+        return path.is_dir()
+
+    def can_write(self, directory: Path) -> bool:
+        return os.access(directory, os.W_OK)
+
     def read_bytes(self, path: Path) -> bytes:
         try:
             return path.read_bytes()
         except OSError as exc:
             raise StorageError(f"cannot read file: {exc.strerror}", path=str(path)) from exc
+
+    def open_read(self, path: Path) -> BinaryIO:
+        return open(path, "rb")
 
     def _write_temp(self, final: Path, data: bytes) -> Path:
         tmp = final.with_name(temp_name(final.name, uuid.uuid4()))
@@ -113,30 +114,28 @@ class LocalStorage:
         finally:
             os.close(fd)
 
-    def write_new(self, path: Path, data: bytes) -> FileInfo:
-        """Publish ``data`` at ``path`` only if nothing is there (atomic, create-if-absent).
-
-        Raises :class:`FileExistsError` if ``path`` exists; never replaces it.
-        """
-        self.publish_new(self._write_temp(path, data), path)
+    def _published(self, path: Path) -> FileInfo:
         info = self.stat(path)
-        assert info is not None
+        if info is None:
+            raise StorageError("published file vanished", path=str(path))
         return info
 
-    def publish_new(self, tmp: Path, path: Path) -> None:
-        """Move an already written (and synced) temp file to ``path`` unless ``path`` exists."""
+    def write_new(self, path: Path, data: bytes) -> FileInfo:
+        return self.publish_new(self._write_temp(path, data), path)
+
+    def publish_new(self, staged: Path, path: Path) -> FileInfo:
         try:
-            os.link(tmp, path)
+            os.link(staged, path)
         except FileExistsError:
             raise
         except OSError as exc:
             raise StorageError(f"cannot publish: {exc.strerror}", path=str(path)) from exc
         finally:
-            tmp.unlink(missing_ok=True)
+            staged.unlink(missing_ok=True)
         self._sync_dir(path.parent)
+        return self._published(path)
 
     def write_replace(self, path: Path, data: bytes) -> FileInfo:
-        """Atomically replace ``path`` with ``data`` (readers see the old or the new file)."""
         tmp = self._write_temp(path, data)
         try:
             os.replace(tmp, path)
@@ -144,12 +143,16 @@ class LocalStorage:
             tmp.unlink(missing_ok=True)
             raise StorageError(f"cannot replace: {exc.strerror}", path=str(path)) from exc
         self._sync_dir(path.parent)
-        info = self.stat(path)
-        assert info is not None
-        return info
+        return self._published(path)
+
+    def copy(self, source: Path, target: Path) -> None:
+        shutil.copyfile(source, target)
+
+    def set_mtime(self, path: Path, mtime_ms: int) -> None:
+        ns = mtime_ms * 1_000_000
+        os.utime(path, ns=(ns, ns))
 
     def delete(self, path: Path) -> bool:
-        """Delete ``path``; False if it was already gone."""
         try:
             path.unlink()
         except FileNotFoundError:
@@ -158,8 +161,11 @@ class LocalStorage:
             raise StorageError(f"cannot delete: {exc.strerror}", path=str(path)) from exc
         return True
 
-    def ensure_dir(self, directory: Path) -> None:
+    def mkdirs(self, directory: Path) -> None:
         try:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StorageError(f"cannot create directory: {exc.strerror}", path=str(directory)) from exc
+
+    def remove_tree(self, directory: Path) -> None:
+        shutil.rmtree(directory, ignore_errors=True)

@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from conformance.oracles.session import temporary_conf
 from reference_impl.log.naming import DELTA_LOG, SIDECAR_DIR, LogFileKind, checksum_owner, parse_log_file_name
 from reference_impl.log.table_properties import MS_PER_DAY
-from reference_impl.spark.session import temporary_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from conformance.adapters.delta_spark import delta_snapshot, delta_spark_cleanup, delta_spark_state
 from conformance.adapters.deltalake import deltalake_state
 from conformance.compare import assert_states_equal, unavailable_fields
+from conformance.oracles.delta_spark import delta_snapshot, delta_spark_cleanup, delta_spark_state
 from conformance.tables.mutations import rewrite_sidecar_paths
 from reference_impl.cleanup.cleaner import cleanup
 from reference_impl.cli.main import main

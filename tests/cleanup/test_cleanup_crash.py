@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from conformance.adapters.delta_spark import delta_spark_state
 from conformance.compare import assert_states_equal
+from conformance.oracles.delta_spark import delta_spark_state
 from reference_impl.cleanup.cleaner import cleanup
 from reference_impl.faults import CRASH_EXIT_STATUS, ENV_FAULT
 from reference_impl.log.naming import classic_checkpoint_name

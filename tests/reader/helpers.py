@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from conformance.adapters.delta_spark import delta_spark_state
+from conformance.oracles.delta_spark import delta_spark_state
 from conformance.tables.mutations import delete_commits_before
 from fixtures.generator import mutations
 from reference_impl.log.naming import DELTA_LOG, commit_name, parse_log_file_name

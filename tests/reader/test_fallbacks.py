@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from conformance.adapters.delta_spark import delta_spark_state
 from conformance.compare import assert_states_equal
+from conformance.oracles.delta_spark import delta_spark_state
 from conformance.tables.mutations import delete_commits_before
 from conformance.tables.real_writers import BuiltTable, sidecar_files
 from reference_impl.errors import CheckpointError
@@ -169,7 +169,7 @@ def test_truncated_part_falls_back_to_commits(delta_spark: SparkSession, copy_of
 def test_missing_sidecar_falls_back(delta_spark: SparkSession, copy_of: CopyOf) -> None:
     """A sidecar of the newest V2 checkpoint deleted: our reader uses the older V2 checkpoint.
 
-    DIFFERENCE: delta-spark takes protocol and metadata from the manifest (which is intact), finds
+    DIFFERENCE: delta-spark takes protocol and metadata from the top-level file (which is intact), finds
     the sidecar missing only when it lists the files, and fails (``FAILED_READ_FILE.FILE_NOT_EXIST``)
     instead of falling back — with or without ``.crc`` files.
 

@@ -24,9 +24,9 @@ from types import ModuleType
 import pytest
 from pyspark.sql import SparkSession
 
-from conformance.adapters.delta_spark import delta_spark_state
 from conformance.adapters.deltalake import deltalake_row_count, deltalake_state
 from conformance.compare import assert_states_equal, unavailable_fields
+from conformance.oracles.delta_spark import delta_spark_state
 from conformance.tables.real_writers import BuiltTable, checkpoint_files
 from reference_impl.log.last_checkpoint import LastCheckpoint, LastCheckpointV2, parse_last_checkpoint
 from reference_impl.log.naming import LAST_CHECKPOINT
@@ -76,7 +76,7 @@ def _stale(table: Path, built: BuiltTable) -> None:
 
 
 def _dangling(table: Path, built: BuiltTable) -> None:
-    """Delete the UUID-named manifest the hint names (its sidecars stay); checkpoint 2 remains."""
+    """Delete the UUID-named top-level file the hint names (its sidecars stay); checkpoint 2 remains."""
     for name in checkpoint_files(log_dir(table), built.checkpoint_version):
         (log_dir(table) / name).unlink()
 

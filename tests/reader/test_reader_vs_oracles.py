@@ -21,9 +21,9 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
-from conformance.adapters.delta_spark import delta_spark_state
 from conformance.adapters.deltalake import deltalake_row_count, deltalake_state
 from conformance.compare import assert_states_equal, unavailable_fields
+from conformance.oracles.delta_spark import delta_spark_state
 from conformance.tables.real_writers import DELTA_SPARK_BUILDERS, DELTALAKE_BUILDERS, BuiltTable
 from reference_impl.read.snapshot import read_snapshot
 from spec.table_state import TableState

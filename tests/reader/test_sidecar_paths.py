@@ -16,9 +16,9 @@ from types import ModuleType
 import pytest
 from pyspark.sql import SparkSession
 
-from conformance.adapters.delta_spark import delta_spark_state
 from conformance.adapters.deltalake import deltalake_state
 from conformance.compare import assert_states_equal, unavailable_fields
+from conformance.oracles.delta_spark import delta_spark_state
 from conformance.tables.mutations import delete_checkpoints_before, rewrite_sidecar_paths
 from conformance.tables.real_writers import BuiltTable
 from reference_impl.errors import CheckpointError

@@ -20,15 +20,17 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
+from conformance.oracles.session import has_delta_classes
 from conformance.tables.real_writers import shared_cache
 from reference_impl.read.snapshot import read_snapshot
-from reference_impl.spark.session import ENV_CONF, ENV_MASTER, has_delta_classes
+from reference_impl.spark.session import ENV_CONF, ENV_MASTER
 from spec.table_state import TableState
 
 CHILD = textwrap.dedent(
     """
     import json, sys
-    from reference_impl.spark.session import get_spark, has_delta_classes
+    from conformance.oracles.session import has_delta_classes
+    from reference_impl.spark.session import get_spark
     from reference_impl.read.snapshot import read_snapshot
     spark = get_spark()
     jars = spark.sparkContext.getConf().get("spark.jars", "")

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from conformance.adapters.delta_spark import delta_spark_state
-from reference_impl.spark.session import has_delta_classes
+from conformance.oracles.delta_spark import delta_spark_state
+from conformance.oracles.session import has_delta_classes
 from spec.table_state import TableState
 from tests.writer.builders import SPARK_BUILDERS, Shape, build_files_10k, enable_v2
 

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow.parquet as pq
 
-from conformance.adapters.delta_spark import delta_spark_state
 from conformance.adapters.deltalake import deltalake_row_count, deltalake_state
 from conformance.compare import assert_states_equal, unavailable_fields
+from conformance.oracles.delta_spark import delta_spark_state
 from reference_impl.read.snapshot import read_snapshot
 from spec.table_state import TableState
 from tests.writer.builders import log_dir

@@ -199,7 +199,7 @@ LAYOUTS = [
     Layout("multi-part", False, CheckpointOptions(spec="v1", parts=3, now_ms=NOW)),
     Layout("v2-uuid-json-sidecars", True, CheckpointOptions(spec="v2", actions_per_sidecar=2, now_ms=NOW)),
     Layout("v2-uuid-parquet-sidecars", True,
-           CheckpointOptions(spec="v2", manifest="parquet", actions_per_sidecar=2, now_ms=NOW)),
+           CheckpointOptions(spec="v2", top_level_format="parquet", actions_per_sidecar=2, now_ms=NOW)),
     Layout("v2-classic-sidecars", True, CheckpointOptions(spec="v2", naming="classic", actions_per_sidecar=2, now_ms=NOW)),
     Layout("v2-uuid-json-inline", True, CheckpointOptions(spec="v2", sidecars=False, now_ms=NOW)),
 ]  # fmt: skip

@@ -60,10 +60,10 @@ def options(name: str, shape: str) -> CheckpointOptions:
         "default": CheckpointOptions(),
         "v1-classic": CheckpointOptions(spec="v1"),
         "v2-uuid-json-sidecars": CheckpointOptions(
-            spec="v2", naming="uuid", manifest="json", actions_per_sidecar=small
+            spec="v2", naming="uuid", top_level_format="json", actions_per_sidecar=small
         ),
         "v2-uuid-parquet": CheckpointOptions(
-            spec="v2", naming="uuid", manifest="parquet", actions_per_sidecar=small
+            spec="v2", naming="uuid", top_level_format="parquet", actions_per_sidecar=small
         ),
         "v2-classic-sidecars": CheckpointOptions(spec="v2", naming="classic", actions_per_sidecar=small),
         "v2-inline": CheckpointOptions(spec="v2", sidecars=False),

@@ -9,7 +9,7 @@ matching options, into the other:
 | V1 classic | policy classic | ``spec="v1"`` |
 | multi-part | policy classic, ``spark.databricks.delta.checkpoint.partSize`` | ``parts=`` delta-spark's part count |
 | V2 JSON | policy v2, ``partSize``, ``checkpointV2.topLevelFileFormat=json`` | ``spec="v2"``, ``actions_per_sidecar=partSize`` |
-| V2 Parquet | policy v2, ``partSize``, ``checkpointV2.topLevelFileFormat=parquet`` | the same, ``manifest="parquet"`` |
+| V2 Parquet | policy v2, ``partSize``, ``checkpointV2.topLevelFileFormat=parquet`` | the same, ``top_level_format="parquet"`` |
 
 Compared: the set of actions over all files (normalised rows, see :func:`normalise`); the Parquet
 schema of every file pair (top-level columns and every nested field, in order, with types); the
@@ -37,9 +37,9 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
-from conformance.adapters.delta_spark import delta_log
+from conformance.oracles.delta_spark import delta_log
+from conformance.oracles.session import temporary_conf as session_conf
 from reference_impl.log.naming import LogFileKind, parse_log_file_name
-from reference_impl.spark.session import temporary_conf as session_conf
 from reference_impl.write.writer import CheckpointOptions, write_checkpoint
 from tests.writer.builders import (
     add,
@@ -255,9 +255,9 @@ CASES = [
     Case("v1-classic", "classic", {}, CheckpointOptions(spec="v1")),
     Case("multi-part", "classic", {}, CheckpointOptions(spec="v1")),  # parts: from delta-spark's checkpoint
     Case("v2-json", "v2", {PART_SIZE: str(SIDECAR_ACTIONS), TOP_LEVEL_FORMAT: "json"},
-         CheckpointOptions(spec="v2", naming="uuid", manifest="json", actions_per_sidecar=SIDECAR_ACTIONS)),
+         CheckpointOptions(spec="v2", naming="uuid", top_level_format="json", actions_per_sidecar=SIDECAR_ACTIONS)),
     Case("v2-parquet", "v2", {PART_SIZE: str(SIDECAR_ACTIONS), TOP_LEVEL_FORMAT: "parquet"},
-         CheckpointOptions(spec="v2", naming="uuid", manifest="parquet", actions_per_sidecar=SIDECAR_ACTIONS)),
+         CheckpointOptions(spec="v2", naming="uuid", top_level_format="parquet", actions_per_sidecar=SIDECAR_ACTIONS)),
 ]  # fmt: skip
 
 _SIDECAR_PART = re.compile(r"^\d+\.checkpoint\.(\d+)\.(\d+)\.")

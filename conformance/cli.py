@@ -1,0 +1,310 @@
+"""The conformance suite's commands of ``delta-ckpt``: ``conformance``, ``spec``, ``demo``, and ``env --resolve-jars``.
+
+They plug into the command line through the entry-point group ``delta_ckpt.commands``
+(``pyproject.toml``); ``reference_impl`` never imports this module.
+
+| command | what it does |
+|---|---|
+| ``conformance run`` / ``report`` | the conformance matrix over implementations and fixtures |
+| ``spec extract`` / ``coverage`` | regenerate ``spec/requirements.json``; which tests prove each requirement |
+| ``demo`` | build a small V2-checkpointed table with delta-spark and read it with the reference reader |
+| ``env --resolve-jars`` | delta-spark's jars: resolve them from Maven Central into the cache, and report them |
+
+A delta-spark jar problem is a coded error (``STORAGE_ERROR``), printed as one line like every error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from spec.table_state import TableState
+
+_DEMO_DOC = """``delta-ckpt demo [--out DIR]``: write a small table with delta-spark, then read it back with ours.
+
+The table has a V2 checkpoint (JSON top-level file and several sidecars, written by delta-spark), a
+few commits after it, a deletion and a transaction id. The reference reader then reconstructs it
+and prints the ``snapshot`` summary, and the demo says whether delta-spark's own snapshot agrees."""
+
+
+def _add_json_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--json", action="store_true", help="print one JSON document on stdout instead of text"
+    )
+
+
+def _emit_json(document: Any) -> None:
+    json.dump(document, sys.stdout, indent=2, sort_keys=False, default=str)
+    sys.stdout.write("\n")
+
+
+def _say(message: str, quiet: bool) -> None:
+    if not quiet:
+        print(f"[delta-ckpt] {message} …", file=sys.stderr, flush=True)
+
+
+_EPILOG = """examples:
+  delta-ckpt conformance run                                   # bundled: reference, delta-spark, deltalake, deltalake-cmd
+  delta-ckpt conformance run --impl reference --impl deltalake
+  delta-ckpt conformance run --impl-cmd mine="./my-harness --stdio"   # your implementation, any language
+  delta-ckpt conformance run --shapes quick -k "reader_fixture"
+outputs (in --report, default reports/conformance): junit.xml, results.json, MATRIX.md, index.html"""
+
+
+def register_conformance(sub: Any) -> None:
+    """``delta-ckpt conformance run | report``."""
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "conformance", help="run the conformance suite and write the matrix (MATRIX.md, index.html, JUnit)",
+        description="The Delta checkpoint conformance suite: writer × reader matrix, readers × golden tables.",
+    )  # fmt: skip
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    run = actions.add_parser("run", help="run the suite", epilog=_EPILOG,
+                             formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    run.add_argument(
+        "--impl", action="append", default=[], metavar="NAME", help="implementation to test (repeatable)"
+    )
+    run.add_argument("--impl-cmd", action="append", default=[], metavar="NAME=COMMAND",
+                     help="a program speaking the subprocess protocol (repeatable)")  # fmt: skip
+    run.add_argument("--report", type=Path, default=Path("reports/conformance"), help="output directory")
+    run.add_argument("--fixtures", type=Path, default=None, help="golden tables (default: fixtures/)")
+    run.add_argument(
+        "--shapes", default="all", help="source shapes for writer/cross tests: all | quick | A,B"
+    )
+    run.add_argument("-k", dest="keyword", default=None, help="pytest -k expression to select tests")
+    run.add_argument("--quiet", action="store_true", help="less pytest output")
+    run.set_defaults(func=run_suite)
+    rep = actions.add_parser("report", help="render MATRIX.md and index.html from a results.json")
+    rep.add_argument("results", type=Path)
+    rep.add_argument(
+        "--out", type=Path, default=None, help="output directory (default: next to results.json)"
+    )
+    _add_json_flag(rep)
+    rep.set_defaults(func=run_report)
+
+
+def run_suite(args: argparse.Namespace) -> int:
+    import pytest
+
+    from conformance.report import cross_grid, write_reports
+
+    report = args.report
+    report.mkdir(parents=True, exist_ok=True)
+    results = report / "results.json"
+    argv = ["--pyargs", "conformance.suite", "-p", "no:cacheprovider", "-o", "junit_family=xunit1",
+            f"--junitxml={report / 'junit.xml'}", f"--ckpt-results={results}", f"--ckpt-shapes={args.shapes}",
+            "-rfE", "--tb=line", "-o", "console_output_style=progress"]  # fmt: skip
+    if not args.keyword:
+        argv.append("--strict-expectations")
+    argv += ["-q"] if args.quiet else []
+    for name in args.impl:
+        argv += ["--impl", name]
+    for command in args.impl_cmd:
+        argv += ["--impl-cmd", command]
+    if args.fixtures:
+        argv += ["--fixtures-dir", str(args.fixtures)]
+    if args.keyword:
+        argv += ["-k", args.keyword]
+    print(f"[conformance] pytest {' '.join(argv)}", file=sys.stderr, flush=True)
+    status = int(pytest.main(argv))
+    if not results.is_file():
+        print("[conformance] no results were written (collection failed?)", file=sys.stderr)
+        return status or 2
+    md, page = write_reports(results, report)
+    data = json.loads(results.read_text())
+    for row_key in ("writer", "cleaner"):
+        rows, readers, grid = cross_grid(data, row_key)
+        if rows:
+            print(f"\n{row_key} \\ reader".ljust(34) + "".join(r.ljust(16) for r in readers))
+            for row in rows:
+                cells = ["{}/{}".format(*grid[(row, r)][::2]) if (row, r) in grid else "-" for r in readers]
+                print(row.ljust(33) + "".join(c.ljust(16) for c in cells))
+    print(f"\nwrote {md}, {page}, {report / 'junit.xml'} and {results}")
+    return 0 if status == 0 else 1
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from conformance.report import write_reports
+
+    md, page = write_reports(args.results, args.out or args.results.parent)
+    if args.json:
+        _emit_json({"markdown": str(md), "html": str(page)})
+    else:
+        print(f"wrote {md} and {page}")
+    return 0
+
+
+def register_spec(sub: Any) -> None:
+    """``delta-ckpt spec extract | coverage``."""
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "spec", help="regenerate spec/requirements.json, or show requirement coverage by tests",
+        description="The normative spec's requirement index (spec/checkpoints.md).",
+    )  # fmt: skip
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    ext = actions.add_parser("extract", help="regenerate spec/requirements.json from spec/checkpoints.md")
+    ext.set_defaults(func=run_extract)
+    cov = actions.add_parser("coverage", help="each requirement with the tests that cite it")
+    cov.add_argument("--all", action="store_true", help="list every requirement (default: summary + gaps)")
+    _add_json_flag(cov)
+    cov.set_defaults(func=run_coverage)
+
+
+def run_extract(args: argparse.Namespace) -> int:
+    from spec.requirements import REQUIREMENTS_JSON, SPEC_DIR, main_extract
+
+    status = main_extract(SPEC_DIR)
+    print(f"wrote {REQUIREMENTS_JSON}")
+    return status
+
+
+def run_coverage(args: argparse.Namespace) -> int:
+    from conformance.coverage import compute
+
+    cov = compute()
+    gaps = cov.uncovered_musts()
+    if args.json:
+        _emit_json({
+            "summary": cov.summary(),
+            "uncoveredMust": gaps,
+            "unknownIds": cov.unknown,
+            "requirements": {r: {"level": q["level"], "status": cov.status(r), "tests": cov.tests.get(r, []),
+                                 "untestable": q.get("untestable")} for r, q in cov.requirements.items()},
+        })  # fmt: skip
+        return 1 if gaps or cov.unknown else 0
+    summary = cov.summary()
+    print("level/area      tested  untestable  uncovered")
+    for key in sorted(summary, key=lambda k: (not k.startswith(("MUST", "SHOULD", "MAY")), k)):
+        row = summary[key]
+        print(
+            f"{key:15} {row.get('tested', 0):6}  {row.get('untestable', 0):10}  {row.get('uncovered', 0):9}"
+        )
+    for req_id, req in cov.requirements.items():
+        status = cov.status(req_id)
+        if args.all or (status == "uncovered" and req["level"] == "MUST"):
+            tests = cov.tests.get(req_id, [])
+            detail = (
+                f"{len(tests)} test(s), e.g. {tests[0]}" if tests else (req.get("untestable") or "NO TEST")
+            )
+            print(f"{req_id:16} {req['level']:6} {status:10} {detail}")
+    for item in cov.unknown:
+        print(f"unknown requirement id: {item}")
+    print(f"{len(gaps)} MUST requirement(s) with neither a test nor an untestable reason")
+    return 1 if gaps or cov.unknown else 0
+
+
+def register_demo(sub: Any) -> None:
+    """``delta-ckpt demo``."""
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "demo", help="build a small V2-checkpointed table with delta-spark and read it with the reference reader",
+        description=_DEMO_DOC,
+    )  # fmt: skip
+    parser.add_argument(
+        "--out", type=Path, default=None, help="where to write the table (default: a temp dir)"
+    )
+    _add_json_flag(parser)
+    parser.set_defaults(func=run_demo)
+
+
+def build_demo_table(spark: Any, path: Path) -> None:
+    """Five commits; delta-spark writes a V2 checkpoint (JSON top-level file + sidecars) at version 3."""
+    spark.conf.set("spark.databricks.delta.checkpoint.partSize", "3")
+    location = str(path)
+    spark.sql(
+        f"CREATE TABLE delta.`{location}` (id BIGINT, part STRING) USING delta PARTITIONED BY (part) "
+        "TBLPROPERTIES ('delta.checkpointInterval'='3', 'delta.checkpointPolicy'='v2')"
+    )
+    for i in range(3):
+        (spark.range(i * 4, i * 4 + 4, 1, 2).selectExpr("id", "cast(id % 2 as string) part")
+         .write.format("delta").mode("append").option("txnAppId", "demo").option("txnVersion", i).save(location))  # fmt: skip
+    spark.sql(f"DELETE FROM delta.`{location}` WHERE id = 1")
+    spark.conf.unset("spark.databricks.delta.checkpoint.partSize")
+
+
+def _demo_summary(table: Path, state: TableState) -> dict[str, Any]:
+    return {
+        "table": str(table),
+        "version": state.version,
+        "protocol": state.protocol,
+        "numFiles": state.num_files,
+        "sizeInBytes": state.total_size,
+        "numTombstones": len(state.tombstones),
+        "numTxns": len(state.txns),
+        "numDomains": len(state.domain_metadata),
+        **state.source,
+    }
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    from conformance.adapters.reference import ReferenceImplementation
+    from conformance.oracles.delta_spark import delta_spark_state
+    from conformance.oracles.session import get_delta_spark
+
+    quiet = args.json
+    _say("starting Spark with delta-spark", quiet)
+    spark = get_delta_spark(args.master, args.conf)
+    out = args.out or Path(tempfile.mkdtemp(prefix="delta-ckpt-demo-")) / "table"
+    _say(f"writing the demo table with delta-spark at {out}", quiet)
+    build_demo_table(spark, out)
+    _say("reading it back with the reference reader", quiet)
+    ours = ReferenceImplementation().read(out).state
+    _say("asking delta-spark for its own snapshot", quiet)
+    theirs = delta_spark_state(spark, str(out))
+    agree = ours.comparable() == theirs.comparable()
+    summary = _demo_summary(out, ours)
+    if args.json:
+        _emit_json({"table": str(out), "summary": summary, "agreesWithDeltaSpark": agree})
+    else:
+        checkpoint = summary.get("checkpoint") or {}
+        print(f"table       {out}")
+        print(
+            f"version     {ours.version}: {ours.num_files} live files, {ours.total_size} bytes, "
+            f"{len(ours.tombstones)} tombstones, {len(ours.txns)} app id(s)"
+        )
+        print(
+            f"checkpoint  {checkpoint.get('kind', 'none')} at version {checkpoint.get('version')}: "
+            f"{', '.join(checkpoint.get('files', []))} ({len(checkpoint.get('sidecars', []))} sidecar(s)), "
+            f"found by {summary.get('foundBy')}"
+        )
+        print(f"delta-spark agrees: {'yes' if agree else 'NO'}")
+    return 0 if agree else 1
+
+
+def register_env_jars(sub: Any) -> None:
+    """``delta-ckpt env --resolve-jars``: delta-spark's jars, as a section of the ``env`` command."""
+    parser = sub.choices.get("env")
+    if parser is None:  # the implementation's env command is not installed
+        return
+    parser.add_argument(
+        "--resolve-jars",
+        action="store_true",
+        help="resolve delta-spark's jars from Maven Central into the cache (exit 2 on failure)",
+    )
+    parser.get_default("env_sections").append(_jars_section)
+
+
+def _jars_section(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
+    from conformance.oracles.delta_jars import (
+        DeltaJarsUnavailable,
+        cache_dir,
+        cached_delta_jars,
+        delta_coordinate,
+        resolve_delta_jars,
+    )
+
+    jars = cached_delta_jars()
+    error = None
+    if args.resolve_jars and jars is None:
+        try:
+            jars = resolve_delta_jars()
+        except DeltaJarsUnavailable as exc:
+            error = str(exc)
+    facts = {
+        "delta-spark jar": ":".join(delta_coordinate()),
+        "jars cached": jars is not None,
+        "cache": str(cache_dir()),
+        "jars error": error,
+    }
+    return facts, 2 if args.resolve_jars and error else 0

@@ -1,0 +1,126 @@
+"""delta-spark as an oracle: its own snapshot, state and metadata cleanup of a table, through the JVM (py4j).
+
+Used by the delta-spark adapter, the tests and the foreign fixtures. Every function needs a session
+from :func:`conformance.oracles.session.get_delta_spark`. :func:`delta_spark_state` reads
+delta-spark's ``Snapshot`` directly — protocol, metadata, ``allFiles``, ``tombstones``,
+``setTransactions`` and ``domainMetadata`` — and normalises it into a :class:`TableState` so it can
+be compared field by field with any other reader.
+
+delta-spark caches ``DeltaLog`` instances per path; every call here clears that cache first, so a
+test that edits ``_delta_log`` between reads always gets a fresh replay.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from spec.table_state import TableState
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+def jvm_of(spark: SparkSession) -> Any:
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    return jvm
+
+
+def location_uri(table: str | Path) -> str:
+    """The ``file:`` URI of a table given as a local path or a ``file:`` URI."""
+    text = str(table)
+    if text.startswith("file:"):
+        return text
+    return Path(text).resolve().as_uri()
+
+
+def delta_log(spark: SparkSession, table: str, *, now_ms: int | None = None) -> Any:
+    """A fresh ``DeltaLog`` for ``table`` (the JVM-side cache is cleared).
+
+    With ``now_ms`` the log gets a ``ManualClock`` at that time, so tombstone and txn expiry are
+    evaluated as of ``now_ms`` (what the fixtures' ``nowMs`` asks for).
+    """
+    jvm = jvm_of(spark)
+    delta_log_cls = jvm.org.apache.spark.sql.delta.DeltaLog
+    delta_log_cls.clearCache()
+    location = location_uri(table)
+    if now_ms is None:
+        return delta_log_cls.forTable(spark._jsparkSession, location)
+    clock = jvm.org.apache.spark.util.ManualClock(now_ms)
+    return delta_log_cls.forTable(spark._jsparkSession, jvm.org.apache.hadoop.fs.Path(location), clock)
+
+
+def delta_snapshot(
+    spark: SparkSession, table: str, version: int | None = None, *, now_ms: int | None = None
+) -> Any:
+    """delta-spark's ``Snapshot`` of ``table`` at ``version`` (latest when ``None``)."""
+    jvm = jvm_of(spark)
+    log = delta_log(spark, table, now_ms=now_ms)
+    none = jvm.scala.Option.empty()
+    if version is None:
+        return log.update(False, none, none)
+    return log.getSnapshotAt(version, none, none, False)
+
+
+def delta_spark_cleanup(spark: SparkSession, table: str, now_ms: int | None = None) -> None:
+    """delta-spark's own metadata cleanup of ``table`` with its clock at ``now_ms`` (default: now).
+
+    ``doLogCleanup(latest snapshot)`` on a fresh ``DeltaLog`` is the call delta-spark makes after a
+    checkpoint: it honours ``delta.enableExpiredLogCleanup`` and ``delta.logRetentionDuration``,
+    writes the compatibility checkpoint, deletes expired log files and collects sidecars.
+    """
+    jvm = jvm_of(spark)
+    log = delta_log(spark, table, now_ms=now_ms)
+    none = jvm.scala.Option.empty()
+    log.doLogCleanup(log.update(False, none, none), none)
+    jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()
+
+
+def _seq(scala_seq: Any) -> list[Any]:
+    iterator = scala_seq.iterator()
+    out = []
+    while iterator.hasNext():
+        out.append(iterator.next())
+    return out
+
+
+def _action_json(action: Any) -> dict[str, Any]:
+    """The inner object of a delta-spark action's JSON (``{"protocol": {...}}`` → ``{...}``)."""
+    wrapped = json.loads(action.json())
+    return dict(next(iter(wrapped.values())))
+
+
+def _dataset_dicts(spark: SparkSession, jds: Any) -> list[dict[str, Any]]:
+    from pyspark.sql import DataFrame
+
+    df = DataFrame(jds.toDF(), spark)
+    return [row.asDict(recursive=True) for row in df.toLocalIterator()]
+
+
+def checkpoint_description(snapshot: Any) -> dict[str, Any] | None:
+    """Which checkpoint delta-spark's snapshot was built from (version and file names)."""
+    provider = snapshot.checkpointProvider()
+    version = int(provider.version())
+    if version < 0:
+        return None
+    files = [str(f.getPath().getName()) for f in _seq(provider.topLevelFiles())]
+    return {"version": version, "files": sorted(files)}
+
+
+def delta_spark_state(
+    spark: SparkSession, table: str, version: int | None = None, *, now_ms: int | None = None
+) -> TableState:
+    """delta-spark's view of ``table`` at ``version`` as a :class:`TableState` (expiry as of ``now_ms``)."""
+    snap = delta_snapshot(spark, table, version, now_ms=now_ms)
+    return TableState.build(
+        version=int(snap.version()),
+        protocol=_action_json(snap.protocol()),
+        metadata=_action_json(snap.metadata()),
+        files=_dataset_dicts(spark, snap.allFiles()),
+        tombstones=_dataset_dicts(spark, snap.tombstones()),
+        txns=[_action_json(t) for t in _seq(snap.setTransactions())],
+        domain_metadata=[_action_json(d) for d in _seq(snap.domainMetadata())],
+        source={"checkpoint": checkpoint_description(snap)},
+    )

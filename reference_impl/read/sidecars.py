@@ -1,0 +1,107 @@
+"""Sidecars: the one interpretation of ``sidecar.path``, and reading a checkpoint's sidecar references.
+
+Spec: ``spec/checkpoints.md`` §12 Sidecar files and §19.1 Sidecar paths (``CKPT-SIDE-013``,
+``CKPT-SIDE-014``), divergence D14 (encoding of ``sidecar.path``).
+
+| function | used by | what it does |
+|---|---|---|
+| :func:`resolve_sidecar` | the reader, the cleaner's invariants | the file a ``sidecar`` action names, or ``SIDECAR_PATH_INVALID`` |
+| :func:`reference_names` | the cleaner | every bare name a ``sidecar.path`` may denote, so no sidecar a remaining checkpoint might mean is deleted |
+| :func:`read_sidecar_actions` | the cleaner | the ``sidecar`` actions of one top-level file, read on the driver without Spark |
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from reference_impl.errors import CheckpointCorrupt, SidecarPathInvalid
+from reference_impl.log.naming import SIDECAR_DIR
+from reference_impl.storage import Storage
+
+
+@dataclass(frozen=True)
+class ResolvedSidecar:
+    """A ``sidecar`` action and the file it resolves to."""
+
+    action: dict[str, Any]
+    path: Path
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+def resolve_sidecar(storage: Storage, log_dir: Path, action: dict[str, Any]) -> ResolvedSidecar:
+    """Resolve ``sidecar.path``: a bare (URI-encoded) file name under ``_delta_log/_sidecars``.
+
+    An absolute ``file:`` URI naming a file directly inside this table's ``_delta_log/_sidecars``
+    is accepted (CKPT-SIDE-013; delta-spark resolves it too); any other URI, and a relative path
+    with a directory, is :class:`SidecarPathInvalid` (CKPT-SIDE-014). The decoded name is tried
+    first, then the literal name (delta-spark does not decode).
+    """
+    raw = action.get("path")
+    if not isinstance(raw, str) or not raw:
+        raise SidecarPathInvalid("sidecar action without a path", path=str(log_dir), rule="CKPT-SIDE-014")
+    if raw.startswith("file:"):
+        uri = urlparse(raw)
+        target = Path(unquote(uri.path))
+        if (
+            uri.netloc not in ("", "localhost")
+            or target.parent.resolve() != (log_dir / SIDECAR_DIR).resolve()
+        ):
+            raise SidecarPathInvalid(
+                f"sidecar path {raw!r} is not a file directly inside this table's {SIDECAR_DIR}/ directory",
+                path=str(log_dir / SIDECAR_DIR),
+                rule="CKPT-SIDE-014",
+            )
+        return ResolvedSidecar(action, target)
+    if "/" in raw or "\\" in raw or "://" in raw:
+        raise SidecarPathInvalid(
+            f"sidecar path {raw!r} is not a bare file name",
+            path=str(log_dir / SIDECAR_DIR),
+            rule="CKPT-SIDE-014",
+        )
+    decoded = log_dir / SIDECAR_DIR / unquote(raw)
+    literal = log_dir / SIDECAR_DIR / raw
+    chosen = decoded if storage.stat(decoded) is not None or storage.stat(literal) is None else literal
+    return ResolvedSidecar(action, chosen)
+
+
+def reference_names(raw: str) -> set[str]:
+    """Every bare name a ``sidecar.path`` may denote (decoded and literal; delta-spark's ``getName``)."""
+    if raw.startswith("file:"):
+        return {Path(unquote(urlparse(raw).path)).name}
+    last = raw.replace("\\", "/").rsplit("/", 1)[-1]
+    return {last, unquote(last)} - {""}
+
+
+def read_sidecar_actions(storage: Storage, log_dir: Path, name: str) -> list[dict[str, Any]]:
+    """The ``sidecar`` actions of one top-level checkpoint file, read on the driver (no Spark).
+
+    JSON top-level files line by line; Parquet files through their ``sidecar`` column only.
+    Raises :class:`CheckpointCorrupt` naming the file when it cannot be read.
+    """
+    path = log_dir / name
+    out: list[dict[str, Any]] = []
+    try:
+        if name.endswith(".json"):
+            for line in storage.read_bytes(path).decode("utf-8").splitlines():
+                if line.strip():
+                    action = json.loads(line)
+                    if isinstance(action, dict) and isinstance(action.get("sidecar"), dict):
+                        out.append(action["sidecar"])
+            return out
+        import pyarrow.parquet as pq
+
+        with storage.open_read(path) as handle:
+            parquet = pq.ParquetFile(handle)
+            if "sidecar" not in parquet.schema_arrow.names:
+                return []
+            column = parquet.read(columns=["sidecar"]).column("sidecar").to_pylist()
+        return [row for row in column if isinstance(row, dict) and row.get("path") is not None]
+    except Exception as exc:  # json / pyarrow / storage errors: the file cannot be read
+        raise CheckpointCorrupt(f"cannot read the sidecar references: {exc}", path=str(path)) from exc

@@ -1,0 +1,78 @@
+"""Spark jobs of the reference implementation: job groups, waiting for their tasks, Spark's exceptions.
+
+When a write job fails, Spark reports the failure while the job's other tasks may still be
+running (they are cancelled asynchronously) and may still create files. :func:`job_group` runs a
+block's jobs in one Spark job group and, when the block fails, waits until none of the group's
+tasks is active (:func:`settle`), so that cleaning up afterwards really leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark import SparkContext
+    from pyspark.status import SparkStageInfo
+
+SETTLE_TIMEOUT_S = 120.0
+
+
+def spark_errors() -> tuple[type[BaseException], ...]:
+    """Exception types a failing Spark job raises in Python."""
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import PySparkException
+
+    return (PySparkException, Py4JJavaError)
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (Spark's are long), at most 300 characters."""
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else type(exc).__name__
+
+
+@contextmanager
+def job_group(sc: SparkContext, label: str) -> Iterator[None]:
+    """Run the block's Spark jobs in a job group; if the block fails, wait for the group's tasks to end.
+
+    A caller's job group is kept (its jobs are then waited for too); otherwise a fresh one is used.
+    """
+    keys = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
+    group = sc.getLocalProperty(keys[0])
+    previous = {key: sc.getLocalProperty(key) for key in keys} if group is None else None
+    if group is None:
+        group = f"delta-ckpt-{label}-{uuid.uuid4()}"
+        sc.setJobGroup(group, f"delta-ckpt: write {label}")
+    try:
+        yield
+    except BaseException:
+        settle(sc, group)
+        raise
+    finally:
+        for key, value in (previous or {}).items():
+            sc.setLocalProperty(key, value)  # type: ignore[arg-type]  # None removes the property
+
+
+def job_group_stages(sc: SparkContext, group: str) -> list[SparkStageInfo]:
+    """What Spark's status tracker knows of every stage of every job in the job group ``group``."""
+    tracker = sc.statusTracker()
+    infos = (
+        tracker.getStageInfo(stage_id)
+        for job_id in tracker.getJobIdsForGroup(group)
+        if (job := tracker.getJobInfo(job_id)) is not None
+        for stage_id in job.stageIds
+    )
+    return [info for info in infos if info is not None]
+
+
+def settle(sc: SparkContext, group: str) -> None:
+    """Wait until no task of the job group ``group`` is still running (bounded by a timeout)."""
+    deadline = time.monotonic() + SETTLE_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if all(info.numActiveTasks == 0 for info in job_group_stages(sc, group)):
+            return
+        time.sleep(0.1)

@@ -1,0 +1,192 @@
+"""Checkpoint rows: the state of a version shaped as checkpoint actions, in a deterministic order.
+
+Spec: ``spec/checkpoints.md`` §6 Checkpoint content (``CKPT-CONTENT-*``: ``dataChange`` false),
+§7 Parquet layout (column and field order, every field optional), §8 Statistics (``stats``,
+``stats_parsed``, ``partitionValues_parsed``), §17.4 Determinism.
+
+| function | gives |
+|---|---|
+| :func:`state_rows` | every action of the state as a checkpoint row, persisted once, with its counts |
+| :func:`shape_rows` | given ``add``/``remove`` rows (a compatibility copy's inline actions) shaped the same way |
+| :func:`empty_rows` | no rows, with the checkpoint row schema (a top-level file without inline actions) |
+| :func:`actions_df` | a few JSON-form actions (non-file actions, ``checkpointMetadata``, ``sidecar``) as rows |
+| :func:`row_order` | the total order of rows inside a file, so a file's bytes depend only on its rows |
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pyspark import StorageLevel
+from pyspark.sql import functions as F
+
+from reference_impl.log.actions import (
+    CHECKPOINT_ADD_FIELDS,
+    CHECKPOINT_REMOVE_FIELDS,
+    FILE_ACTIONS,
+    V1_CHECKPOINT_COLUMNS,
+)
+from reference_impl.spark.columns import as_nullable, dv_unique_id, nullable_df
+from reference_impl.spark.schemas import ACTION_STRUCTS, single_action_schema
+from reference_impl.spark.stats import parsed_stats, partition_values_parsed, stats_schema
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+    from reference_impl.read.snapshot import Snapshot
+    from reference_impl.write.options import CheckpointPlan
+
+
+@dataclass
+class CheckpointRows:
+    """The checkpoint rows of a state and their counts (``rows`` has the columns of a V1 checkpoint)."""
+
+    rows: DataFrame
+    adds: int
+    removes: int
+    non_file: list[dict[str, Any]]
+
+    @property
+    def file_actions(self) -> int:
+        return self.adds + self.removes
+
+    def file_rows(self) -> DataFrame:
+        """Only the ``add`` and ``remove`` rows, with only those two columns."""
+        return self.rows.where(_is_file_action()).select(*FILE_ACTIONS)
+
+
+def _is_file_action() -> Column:
+    return F.col("add").isNotNull() | F.col("remove").isNotNull()
+
+
+def row_order(df: DataFrame) -> list[Column]:
+    """A total order of checkpoint rows, so that a file's bytes depend only on its rows (deterministic output).
+
+    Non-file actions first (protocol, metaData, txn by appId, domainMetadata by domain), then file actions
+    by path and deletion-vector id. Sorting happens within each Spark partition, after the hash partitioning.
+    """
+    names = set(df.columns)
+    kind = F.lit(9)
+    for ordinal, column in enumerate(("protocol", "metaData", "txn", "domainMetadata", "remove", "add")):
+        if column in names:
+            kind = F.when(F.col(column).isNotNull(), F.lit(ordinal)).otherwise(kind)
+    path = F.coalesce(*[F.col(f"{c}.path") for c in FILE_ACTIONS if c in names])
+    secondary = [F.col("txn.appId")] if "txn" in names else []
+    secondary += [F.col("domainMetadata.domain")] if "domainMetadata" in names else []
+    dv = F.coalesce(*[F.col(f"{c}.deletionVector") for c in FILE_ACTIONS if c in names])
+    return [path, kind, *secondary, dv_unique_id(dv)]
+
+
+def checkpoint_add(snap: Snapshot, plan: CheckpointPlan) -> Column:
+    """The ``add`` column of a checkpoint: checkpoint field order, ``dataChange`` false, stats as planned."""
+    add = F.col("add")
+    fields: list[Column] = []
+    for name in CHECKPOINT_ADD_FIELDS:
+        fields.append(F.lit(False).alias(name) if name == "dataChange" else add.getField(name).alias(name))
+    if plan.stats_json:
+        fields.append(add.getField("stats").alias("stats"))
+    if plan.stats_struct:
+        parsed_pv = partition_values_parsed(snap.metadata, add.getField("partitionValues"))
+        if parsed_pv is not None:
+            fields.append(parsed_pv.alias("partitionValues_parsed"))
+        schema = stats_schema(snap.metadata, deletion_vectors="deletionVectors" in snap.reader_features)
+        fields.append(parsed_stats(add.getField("stats"), schema).alias("stats_parsed"))
+    return F.when(add.isNotNull(), F.struct(*fields))
+
+
+def checkpoint_remove() -> Column:
+    """The ``remove`` column of a checkpoint: no stats, no tags, ``dataChange`` false."""
+    remove = F.col("remove")
+    fields = [
+        F.lit(False).alias(n) if n == "dataChange" else remove.getField(n).alias(n)
+        for n in CHECKPOINT_REMOVE_FIELDS
+    ]
+    return F.when(remove.isNotNull(), F.struct(*fields))
+
+
+def json_line(action: dict[str, Any]) -> str:
+    return json.dumps(action, separators=(",", ":"), ensure_ascii=False)
+
+
+def actions_df(spark: SparkSession, actions: list[dict[str, Any]], columns: tuple[str, ...]) -> DataFrame:
+    """A DataFrame of single-action rows from JSON-form actions (few: non-file actions only).
+
+    Built from literals and ``from_json`` in the JVM — no Python worker is started.
+    """
+    schema = single_action_schema(columns)
+    if not actions:
+        return spark.range(0).select(*[F.lit(None).cast(f.dataType).alias(f.name) for f in schema.fields])
+    lines = F.array(*[F.lit(json_line(a)) for a in actions])
+    parsed = (
+        spark.range(1).select(F.explode(lines).alias("line")).select(F.from_json("line", schema).alias("a"))
+    )
+    return parsed.select(*[F.col("a").getField(f.name).alias(f.name) for f in schema.fields])
+
+
+def _shaped(rows: DataFrame, snap: Snapshot, plan: CheckpointPlan) -> DataFrame:
+    """V1 checkpoint columns with checkpoint-shaped ``add``/``remove``, every field nullable."""
+    shaped = rows.select(
+        "txn",
+        checkpoint_add(snap, plan).alias("add"),
+        checkpoint_remove().alias("remove"),
+        "metaData",
+        "protocol",
+        "domainMetadata",
+    )
+    return nullable_df(shaped)
+
+
+def _counts(rows: DataFrame) -> tuple[int, int]:
+    counts = rows.agg(
+        F.sum(F.when(F.col("add").isNotNull(), 1).otherwise(0)).alias("adds"),
+        F.sum(F.when(F.col("remove").isNotNull(), 1).otherwise(0)).alias("removes"),
+    ).collect()[0]
+    return int(counts["adds"] or 0), int(counts["removes"] or 0)
+
+
+def state_rows(spark: SparkSession, snap: Snapshot, plan: CheckpointPlan) -> CheckpointRows:
+    """Every action of the snapshot's state as a checkpoint row, persisted (the caller unpersists)."""
+    non_file = snap.non_file_actions()
+    file_rows = snap.files_df.select(
+        F.lit(None).cast(ACTION_STRUCTS["txn"]).alias("txn"),
+        F.col("add"),
+        F.lit(None).cast(ACTION_STRUCTS["remove"]).alias("remove"),
+    ).unionByName(
+        snap.tombstones_df.select(
+            F.lit(None).cast(ACTION_STRUCTS["txn"]).alias("txn"),
+            F.lit(None).cast(ACTION_STRUCTS["add"]).alias("add"),
+            F.col("remove"),
+        )
+    )
+    for column in ("metaData", "protocol", "domainMetadata"):
+        file_rows = file_rows.withColumn(column, F.lit(None).cast(ACTION_STRUCTS[column]))
+    everything = actions_df(spark, non_file, V1_CHECKPOINT_COLUMNS).unionByName(file_rows)
+    rows = _shaped(everything, snap, plan).persist(StorageLevel.MEMORY_AND_DISK)
+    adds, removes = _counts(rows)
+    return CheckpointRows(rows, adds, removes, non_file)
+
+
+def shape_rows(inline: DataFrame, snap: Snapshot, plan: CheckpointPlan) -> CheckpointRows:
+    """Given ``add``/``remove`` rows (any subset of the V1 columns) as checkpoint rows, counted."""
+    rows = inline.select(
+        *[
+            F.col(c) if c in inline.columns else F.lit(None).cast(ACTION_STRUCTS[c]).alias(c)
+            for c in V1_CHECKPOINT_COLUMNS
+        ]
+    )
+    shaped = _shaped(rows, snap, plan)
+    adds, removes = _counts(shaped)
+    return CheckpointRows(shaped, adds, removes, [])
+
+
+def empty_rows(spark: SparkSession, snap: Snapshot, plan: CheckpointPlan) -> CheckpointRows:
+    """No rows, with the column types :func:`state_rows` would give (``add`` as this plan shapes it)."""
+    add_type = snap.files_df.select(checkpoint_add(snap, plan).alias("add")).schema["add"].dataType
+    remove_type = snap.tombstones_df.select(checkpoint_remove().alias("remove")).schema["remove"].dataType
+    types = {**{c: ACTION_STRUCTS[c] for c in V1_CHECKPOINT_COLUMNS}, "add": add_type, "remove": remove_type}
+    rows = spark.range(0).select(
+        *[F.lit(None).cast(as_nullable(types[c])).alias(c) for c in V1_CHECKPOINT_COLUMNS]
+    )
+    return CheckpointRows(rows, 0, 0, [])
