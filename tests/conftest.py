@@ -1,10 +1,11 @@
 """Test-suite wiring: one SparkSession per process, oracle availability, temp tables.
 
 * ``spark``: the process's only session. It carries delta-spark's jars when they can be resolved
-  (the reference code never uses them; ``tests/reference/test_no_delta_jars.py`` proves it in a
+  (the reference code never uses them; ``tests/reference_impl/read/test_no_delta_jars.py`` proves it in a
   subprocess with a plain session).
 * ``delta_spark``: the same session, but the test needs delta-spark itself — skipped with a loud
-  reason when the jars are unavailable, and **failed** under ``CI=true``.
+  reason when the jars are unavailable, and **failed** under ``CI=true``
+  (:func:`conformance.plugin.unavailable`, the suite's rule).
 * ``deltalake``: the ``deltalake`` module, with the same skip/fail rule.
 
 Test files run in two processes (``run-tests.sh``: pytest-xdist, ``--dist loadfile``). Collection
@@ -15,15 +16,14 @@ delta-spark — so that the two processes finish at about the same time.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
 import pytest
 
 from conformance.oracles.delta_jars import DeltaJarsUnavailable
+from conformance.plugin import unavailable
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -51,14 +51,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         weight[item.path.name] = min(weight.get(item.path.name, 2), _weight(item))
     items.sort(key=lambda item: weight[item.path.name])
-
-
-def unavailable(what: str, why: str) -> None:
-    """Skip loudly on a developer machine; fail under CI=true."""
-    message = f"{what} is unavailable: {why}"
-    if IN_CI:
-        pytest.fail(f"{message} (CI=true: a missing oracle is a failure, not a skip)", pytrace=False)
-    pytest.skip(f"SKIPPED LOUDLY — {message}")
 
 
 @pytest.fixture(scope="session")
@@ -89,11 +81,3 @@ def deltalake() -> ModuleType:
         unavailable("deltalake", str(exc))
         raise
     return module
-
-
-@pytest.fixture
-def table_dir(tmp_path: Path) -> Iterator[Path]:
-    """A fresh directory for one table (removed after the test)."""
-    path = tmp_path / "table"
-    yield path
-    shutil.rmtree(path, ignore_errors=True)

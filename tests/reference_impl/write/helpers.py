@@ -14,12 +14,12 @@ from conformance.compare import assert_states_equal, unavailable_fields
 from conformance.oracles.delta_spark import delta_spark_state
 from reference_impl.read.snapshot import read_snapshot
 from spec.table_state import TableState
-from tests.writer.builders import log_dir
+from tests.support.listings import log_dir
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from reference_impl.write.writer import CheckpointResult
+    from reference_impl.write.result import CheckpointResult
 
 
 def rows_of(path: Path) -> list[dict[str, Any]]:

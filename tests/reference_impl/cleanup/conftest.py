@@ -14,9 +14,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from reference_impl.cleanup.cleaner import CleanupResult, cleanup
+from conformance.tables.real_writers import NOW
+from conformance.tables.real_writers import CleanupBase as Base
+from conformance.tables.real_writers import build_cleanup_base as build_base
+from conformance.tables.real_writers import copy_cleanup_base as copy_base
+from reference_impl.cleanup.cleaner import cleanup
+from reference_impl.cleanup.result import CleanupResult
 from reference_impl.read.snapshot import read_snapshot
-from tests.cleanup.tables import NOW, Base, build_base, copy_base, log_files
+from tests.support.listings import log_files
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

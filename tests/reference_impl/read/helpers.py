@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from conformance.oracles.delta_spark import delta_spark_state
+from conformance.tables import mutations
 from conformance.tables.mutations import delete_commits_before
-from fixtures.generator import mutations
 from reference_impl.log.naming import DELTA_LOG, commit_name, parse_log_file_name
 from spec.table_state import TableState
 

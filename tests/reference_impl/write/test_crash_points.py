@@ -1,14 +1,15 @@
 """Atomicity: a writer that dies at any point, or whose Spark task fails, never changes what readers see.
 
-Crash points (``DELTA_CKPT_FAULT=crash:<point>``: the CLI process calls ``os._exit(86)`` there, so
-no ``finally`` or cleanup runs — a real crash), on the ``rich`` table with ``v2Checkpoint`` that
+Crash points (``python -m tests.support.fault_cli crash:<point> checkpoint …``: the command-line
+process calls ``os._exit(86)`` at that publication point, so no ``finally`` or cleanup runs — a real
+crash), on the ``rich`` table with ``v2Checkpoint`` that
 already has an older checkpoint (a classic V1 one at the version before) and a ``_last_checkpoint``
 naming it:
 
 | point | what exists when the process dies |
 |---|---|
 | ``staged`` | every file written to the hidden staging directory, nothing published |
-| ``sidecars:1`` | the first sidecar published |
+| ``sidecar:1`` | the first sidecar published |
 | ``sidecars`` | every sidecar published, no top-level file |
 | ``top-level`` | the top-level file published, ``_last_checkpoint`` not yet rewritten |
 
@@ -38,14 +39,18 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
-from reference_impl.faults import CRASH_EXIT_STATUS, ENV_FAULT, FaultPlan
+from conformance.tables.real_writers import Shape
 from reference_impl.log.naming import LAST_CHECKPOINT, classic_checkpoint_name, parse_log_file_name
-from reference_impl.write.staging import job_group_stages
-from reference_impl.write.writer import CheckpointOptions, CheckpointResult, write_checkpoint
+from reference_impl.spark.jobs import job_group_stages
+from reference_impl.write.options import CheckpointOptions
+from reference_impl.write.result import CheckpointResult
+from reference_impl.write.writer import write_checkpoint
 from spec.table_state import TableState
-from tests.writer.builders import Shape, checkpoint_names, log_dir, sidecar_names
-from tests.writer.conftest import ShapeCache
-from tests.writer.helpers import assert_all_readers_see, rows_of
+from tests.reference_impl.write.conftest import ShapeCache
+from tests.reference_impl.write.helpers import assert_all_readers_see, rows_of
+from tests.support import REPO_ROOT
+from tests.support.faults import CRASH_EXIT_STATUS, FaultPlan
+from tests.support.listings import checkpoint_names, log_dir, sidecar_names
 
 SIDECAR_ACTIONS = 3
 
@@ -78,22 +83,23 @@ def _copy(base: Base, tmp_path: Path) -> Path:
     return target
 
 
-def _cli() -> list[str]:
-    script = Path(sys.executable).with_name("delta-ckpt")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "reference_impl.cli.main"]
-
-
-def run_cli(
-    table: Path, *args: str, fault: str | None = None, timeout: float = 900
-) -> subprocess.CompletedProcess[str]:
-    """``delta-ckpt checkpoint TABLE ARGS --quiet`` in a fresh process (its own JVM)."""
+def run_cli(table: Path, *args: str, fault: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    """``delta-ckpt checkpoint TABLE ARGS --quiet`` in a fresh process (its own JVM) with the fault hooks."""
     env = dict(os.environ)
-    env.pop(ENV_FAULT, None)
-    if fault is not None:
-        env[ENV_FAULT] = fault
     env.setdefault("DELTA_CKPT_SPARK_MASTER", "local[2,2]")
-    return subprocess.run([*_cli(), "checkpoint", str(table), *args, "--quiet"], env=env, capture_output=True,
-                          text=True, timeout=timeout, check=False)  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "tests.support.fault_cli",
+        fault,
+        "checkpoint",
+        str(table),
+        *args,
+        "--quiet",
+    ]
+    return subprocess.run(
+        argv, env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout, check=False
+    )
 
 
 def published(table: Path) -> dict[str, int]:
@@ -128,7 +134,7 @@ class CrashRun:
 CRASH_CASES = [
     # (id, extra CLI args, crash point, new sidecars expected (None: all), top-level published)
     ("v2-staged", ("--actions-per-sidecar", str(SIDECAR_ACTIONS)), "staged", 0, False),
-    ("v2-after-one-sidecar", ("--actions-per-sidecar", str(SIDECAR_ACTIONS)), "sidecars:1", 1, False),
+    ("v2-after-one-sidecar", ("--actions-per-sidecar", str(SIDECAR_ACTIONS)), "sidecar:1", 1, False),
     ("v2-after-all-sidecars", ("--actions-per-sidecar", str(SIDECAR_ACTIONS)), "sidecars", None, False),
     ("v2-before-last-checkpoint", ("--actions-per-sidecar", str(SIDECAR_ACTIONS)), "top-level", None, True),
     ("v1-before-last-checkpoint", ("--spec", "v1"), "top-level", 0, True),
@@ -310,7 +316,7 @@ def test_retried_sidecar_task_leaves_only_complete_files(
         result = write_checkpoint(
             table,
             options=CheckpointOptions(spec="v2", actions_per_sidecar=SIDECAR_ACTIONS,
-                                      fault=FaultPlan(failing_tasks=((task, 1),))),
+                                      hooks=FaultPlan(failing_tasks=((task, 1),))),
             spark=delta_spark,
         )  # fmt: skip
         failed = _failed_tasks(delta_spark, group)
@@ -345,7 +351,7 @@ def test_task_failing_every_attempt_publishes_nothing(
         write_checkpoint(
             table,
             options=CheckpointOptions(spec="v2", actions_per_sidecar=SIDECAR_ACTIONS,
-                                      fault=FaultPlan(failing_tasks=((task, 2),))),
+                                      hooks=FaultPlan(failing_tasks=((task, 2),))),
             spark=delta_spark,
         )  # fmt: skip
     assert published(table) == files_before, (

@@ -28,15 +28,11 @@ from pyspark.sql import SparkSession
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from reference_impl.log.naming import LogFileKind, parse_log_file_name
-from reference_impl.write.writer import CheckpointOptions, CheckpointResult, write_checkpoint
-from tests.writer.builders import (
-    HOUR_MS,
+from conformance.tables.builder import (
     add,
     cdc,
     commit_info,
     domain,
-    log_dir,
     metadata,
     protocol,
     remove,
@@ -47,9 +43,17 @@ from tests.writer.builders import (
     v2_protocol,
     write_log,
 )
-from tests.writer.helpers import kind_of, parquet_spark_schema, rows_of
+from conformance.tables.real_writers import HOUR_MS
+from reference_impl.log.naming import parse_log_file_name
+from reference_impl.write.options import CheckpointOptions
+from reference_impl.write.result import CheckpointResult
+from reference_impl.write.writer import write_checkpoint
+from spec.requirements import SPEC_DIR
+from spec.vocabulary import LogFileKind
+from tests.reference_impl.write.helpers import kind_of, parquet_spark_schema, rows_of
+from tests.support.listings import log_dir
 
-SPEC = Path(__file__).resolve().parents[2] / "spec"
+SPEC = SPEC_DIR
 NOW = 1_800_000_000_000  # the writer's clock in these tests (2027-01-15)
 MINUTE_MS = 60_000
 _UNRESERVED = re.compile(r"^[A-Za-z0-9._~-]+$")

@@ -27,7 +27,7 @@ from conformance.oracles.delta_spark import delta_spark_state
 from conformance.tables.real_writers import DELTA_SPARK_BUILDERS, DELTALAKE_BUILDERS, BuiltTable
 from reference_impl.read.snapshot import read_snapshot
 from spec.table_state import TableState
-from tests.reader.helpers import (
+from tests.reference_impl.read.helpers import (
     checkpoint_version_of,
     delta_spark_state_at,
     expected_rows,

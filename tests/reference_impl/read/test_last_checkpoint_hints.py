@@ -31,7 +31,7 @@ from conformance.tables.real_writers import BuiltTable, checkpoint_files
 from reference_impl.log.last_checkpoint import LastCheckpoint, LastCheckpointV2, parse_last_checkpoint
 from reference_impl.log.naming import LAST_CHECKPOINT
 from reference_impl.read.snapshot import read_snapshot
-from tests.reader.helpers import checkpoint_version_of, expected_rows, log_dir
+from tests.reference_impl.read.helpers import checkpoint_version_of, expected_rows, log_dir
 
 CopyOf = Callable[[str], tuple[BuiltTable, Path]]
 SHAPE = "v2-json"

@@ -21,15 +21,11 @@ from conformance.oracles.delta_spark import delta_spark_state
 from conformance.tables.mutations import delete_commits_before
 from conformance.tables.real_writers import BuiltTable, sidecar_files
 from reference_impl.errors import CheckpointError
-from reference_impl.log.naming import DELTA_LOG, SIDECAR_DIR, LogFileKind, commit_name, parse_log_file_name
+from reference_impl.log.naming import DELTA_LOG, SIDECAR_DIR, commit_name, parse_log_file_name
 from reference_impl.read.snapshot import read_snapshot
 from spec.table_state import TableState
-from tests.reader.helpers import (
-    checkpoint_version_of,
-    log_dir,
-    prune_commits_before,
-    truncate,
-)
+from spec.vocabulary import LogFileKind
+from tests.reference_impl.read.helpers import checkpoint_version_of, log_dir, prune_commits_before, truncate
 
 CopyOf = Callable[[str], tuple[BuiltTable, Path]]
 

@@ -12,18 +12,19 @@ from pathlib import Path
 import pytest
 
 from reference_impl.cleanup.cleaner import cleanup
+from reference_impl.cleanup.invariants import structural_checks
 from reference_impl.cleanup.plan import (
     commit_timestamps,
     format_ms,
     log_cutoff,
-    parse_now,
     plan_log,
     plan_sidecars,
     read_in_commit_timestamp,
     sidecar_floor,
-    structural_checks,
 )
+from reference_impl.cli.cleanup import parse_now
 from reference_impl.errors import InvalidOption, LogCorrupt
+from reference_impl.log.listing import list_log
 from reference_impl.log.naming import (
     classic_checkpoint_name,
     commit_name,
@@ -31,13 +32,15 @@ from reference_impl.log.naming import (
     crc_name,
     part_checkpoint_name,
 )
-from reference_impl.log.segment import list_log
 from reference_impl.log.table_properties import MS_PER_DAY
-from reference_impl.storage.local import FileInfo, LocalStorage
+from reference_impl.storage import FileInfo
+from reference_impl.storage.local import LocalStorage
 
 DAY = MS_PER_DAY
 HOUR = 3_600_000
 T0 = 1_700_000_000_000 // DAY * DAY  # a midnight UTC
+
+STORAGE = LocalStorage()
 
 
 def _touch(path: Path, ms: int, data: bytes = b"x") -> None:
@@ -61,8 +64,8 @@ def _log(tmp_path: Path, versions: int, checkpoints: dict[int, list[str]] | None
 
 
 def _plan(log_dir: Path, now: int, retention_days: int, hint: int | None = None):  # type: ignore[no-untyped-def]
-    listing = list_log(log_dir)
-    files = LocalStorage().list_dir(log_dir)
+    listing = list_log(STORAGE, log_dir)
+    files = STORAGE.list_dir(log_dir)
     cutoff = log_cutoff(now, retention_days * DAY)
     times = commit_timestamps(listing.commits, stop_after_ms=cutoff)
     dirs = [e.name for e in os.scandir(log_dir) if e.is_dir()]
@@ -293,6 +296,6 @@ def test_in_commit_timestamps_come_from_the_first_action(tmp_path: Path) -> None
     good, bad = tmp_path / "good.json", tmp_path / "bad.json"
     good.write_text('{"commitInfo":{"inCommitTimestamp":1234,"timestamp":99}}\n{"add":{"path":"a"}}\n')
     bad.write_text('{"add":{"path":"a"}}\n')
-    assert read_in_commit_timestamp(good) == 1234
+    assert read_in_commit_timestamp(STORAGE, good) == 1234
     with pytest.raises(LogCorrupt):
-        read_in_commit_timestamp(bad)
+        read_in_commit_timestamp(STORAGE, bad)

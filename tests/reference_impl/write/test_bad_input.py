@@ -27,22 +27,14 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
+from conformance.tables.builder import add, metadata, protocol, schema, schema_field, v2_protocol, write_log
 from reference_impl.cli.main import main
 from reference_impl.errors import CheckpointError
 from reference_impl.log.naming import commit_name
-from reference_impl.write.writer import CheckpointOptions, write_checkpoint
-from tests.writer.builders import (
-    add,
-    listing_diff,
-    metadata,
-    protocol,
-    schema,
-    schema_field,
-    tree_listing,
-    v2_protocol,
-    write_log,
-)
-from tests.writer.conftest import known_requirement_ids
+from reference_impl.write.options import CheckpointOptions
+from reference_impl.write.writer import write_checkpoint
+from tests.reference_impl.write.conftest import known_requirement_ids
+from tests.support.listings import listing_diff, tree_listing
 
 ERROR_LINE = re.compile(
     r"^(?P<code>[A-Z][A-Z0-9_]+): (?P<message>.+?)(?: \[file: (?P<file>[^\]]+)\])?(?: \[rule: (?P<rule>[^\]]+)\])?$"
@@ -114,10 +106,14 @@ def _run_in_process(
 
 def _run_subprocess(table: Path, args: tuple[str, ...]) -> tuple[int, str]:
     script = Path(sys.executable).with_name("delta-ckpt")
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "reference_impl.cli.main"]
-    env = {k: v for k, v in os.environ.items() if k != "DELTA_CKPT_FAULT"}
-    proc = subprocess.run([*command, "checkpoint", str(table), *args, "--quiet"], capture_output=True, text=True,
-                          env=env, timeout=600, check=False)  # fmt: skip
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "reference_impl.cli"]
+    proc = subprocess.run(
+        [*command, "checkpoint", str(table), *args, "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     return proc.returncode, proc.stderr
 
 

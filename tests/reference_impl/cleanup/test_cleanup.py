@@ -20,21 +20,18 @@ from conformance.adapters.deltalake import deltalake_state
 from conformance.compare import assert_states_equal, unavailable_fields
 from conformance.oracles.delta_spark import delta_snapshot, delta_spark_cleanup, delta_spark_state
 from conformance.tables.mutations import rewrite_sidecar_paths
+from conformance.tables.real_writers import NOW
+from conformance.tables.real_writers import CleanupBase as Base
 from reference_impl.cleanup.cleaner import cleanup
 from reference_impl.cli.main import main
 from reference_impl.errors import VersionNotFound
 from reference_impl.log.naming import SIDECAR_DIR, classic_checkpoint_name, commit_name, crc_name
 from reference_impl.log.table_properties import MS_PER_DAY
 from reference_impl.read.snapshot import read_snapshot
-from reference_impl.storage.local import to_uri
-from tests.cleanup.conftest import CleanupTables
-from tests.cleanup.tables import (
-    NOW,
-    Base,
-    log_files,
-    snapshot_files,
-    top_level_actions,
-)
+from reference_impl.storage.local import LocalStorage
+from tests.reference_impl.cleanup.conftest import CleanupTables
+from tests.reference_impl.cleanup.helpers import top_level_actions
+from tests.support.listings import log_files, snapshot_files
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -252,7 +249,7 @@ def _reference_by_uri(base: Base, version: int) -> list[str]:
     """Make checkpoint ``version`` name its sidecars by absolute ``file:`` URI (file times kept)."""
     top = base.log_dir / base.checkpoints[version]
     times = top.stat()
-    uris = rewrite_sidecar_paths(top, lambda name: to_uri(base.log_dir / SIDECAR_DIR / name))
+    uris = rewrite_sidecar_paths(top, lambda name: LocalStorage().uri(base.log_dir / SIDECAR_DIR / name))
     os.utime(top, ns=(times.st_atime_ns, times.st_mtime_ns))
     return uris
 
@@ -438,7 +435,8 @@ def test_compatibility_copy_of_a_checkpoint_without_sidecars(
     "A compatibility checkpoint MUST describe the same table state as the UUID-named checkpoint of its
     version."
     """
-    from reference_impl.write.writer import CheckpointOptions, write_checkpoint
+    from reference_impl.write.options import CheckpointOptions
+    from reference_impl.write.writer import write_checkpoint
 
     base = cleanup_tables.copy(tmp_path / "table")
     commit3 = [json.loads(line) for line in (base.log_dir / commit_name(3)).read_text().splitlines()]

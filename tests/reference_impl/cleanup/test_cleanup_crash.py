@@ -1,10 +1,10 @@
-"""Crash safety of the cleaner: the driver process dies (``os._exit``) at a fault point, in a real
-``delta-ckpt cleanup`` subprocess; readers still read every version correctly; a re-run finishes.
+"""Crash safety of the cleaner: the driver process dies (``os._exit``) at a publication point, in a real
+``delta-ckpt cleanup`` subprocess (:mod:`tests.support.fault_cli`); readers still read every version
+correctly; a re-run finishes.
 """
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,32 +14,33 @@ import pytest
 
 from conformance.compare import assert_states_equal
 from conformance.oracles.delta_spark import delta_spark_state
+from conformance.tables.real_writers import NOW
 from reference_impl.cleanup.cleaner import cleanup
-from reference_impl.faults import CRASH_EXIT_STATUS, ENV_FAULT
 from reference_impl.log.naming import classic_checkpoint_name
 from reference_impl.read.snapshot import read_snapshot
-from tests.cleanup.conftest import Cleaned, CleanupTables
-from tests.cleanup.tables import NOW, log_files
+from tests.reference_impl.cleanup.conftest import Cleaned, CleanupTables
+from tests.support import REPO_ROOT
+from tests.support.faults import CRASH_EXIT_STATUS
+from tests.support.listings import log_files
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-REPO = Path(__file__).resolve().parents[2]
-
 
 def _cleanup_cli(table: Path, fault: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, **{ENV_FAULT: fault})
+    """``delta-ckpt cleanup TABLE --now NOW --quiet`` in a fresh process with the fault hooks installed."""
     argv = [
         sys.executable,
         "-m",
-        "reference_impl.cli.main",
+        "tests.support.fault_cli",
+        fault,
         "cleanup",
         str(table),
         "--now",
         str(NOW),
         "--quiet",
     ]
-    return subprocess.run(argv, env=env, cwd=REPO, capture_output=True, text=True, timeout=900, check=False)
+    return subprocess.run(argv, cwd=REPO_ROOT, capture_output=True, text=True, timeout=900, check=False)
 
 
 def _visible(names: set[str]) -> set[str]:

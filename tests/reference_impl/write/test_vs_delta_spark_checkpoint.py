@@ -39,22 +39,22 @@ from pyspark.sql import SparkSession
 
 from conformance.oracles.delta_spark import delta_log
 from conformance.oracles.session import temporary_conf as session_conf
-from reference_impl.log.naming import LogFileKind, parse_log_file_name
-from reference_impl.write.writer import CheckpointOptions, write_checkpoint
-from tests.writer.builders import (
+from conformance.tables.builder import (
     add,
-    checkpoint_names,
     commit_info,
-    log_dir,
     metadata,
     schema,
     schema_field,
-    sidecar_names,
     v2_protocol,
     write_log,
 )
-from tests.writer.conftest import ShapeCache
-from tests.writer.helpers import kind_of, rows_of
+from reference_impl.log.naming import parse_log_file_name
+from reference_impl.write.options import CheckpointOptions
+from reference_impl.write.writer import write_checkpoint
+from spec.vocabulary import LogFileKind
+from tests.reference_impl.write.conftest import ShapeCache
+from tests.reference_impl.write.helpers import kind_of, rows_of
+from tests.support.listings import checkpoint_names, log_dir, sidecar_names
 
 PART_SIZE = "spark.databricks.delta.checkpoint.partSize"
 TOP_LEVEL_FORMAT = "spark.databricks.delta.checkpointV2.topLevelFileFormat"

@@ -1,19 +1,14 @@
 """Fixtures of the writer tests: shapes built once per session, and their state before any checkpoint.
 
-``shapes.get(name, variant)`` builds a shape (see :mod:`tests.writer.builders`) the first time a
-test asks for it and returns the same :class:`~tests.writer.builders.Shape` afterwards, with
+``shapes.get(name, variant)`` builds a shape (see :mod:`conformance.tables.real_writers`) the first time a
+test asks for it and returns the same :class:`~conformance.tables.real_writers.Shape` afterwards, with
 delta-spark's ``TableState`` of it (``shapes.state_before``) and its row count through
 ``spark.read.format("delta")`` (``shapes.rows_before``). Tests never modify a built shape: they
 copy it with ``shapes.copy(...)`` into their own ``tmp_path`` first.
-
-Requirement markers of the tests in this directory are checked at collection: an ID that is not
-in ``spec/requirements.json`` stops the run.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,31 +17,18 @@ import pytest
 
 from conformance.oracles.delta_spark import delta_spark_state
 from conformance.oracles.session import has_delta_classes
+from conformance.plugin import unavailable
+from conformance.tables.real_writers import WRITER_SHAPE_BUILDERS as SPARK_BUILDERS
+from conformance.tables.real_writers import Shape, build_files_10k, enable_v2
+from spec.requirements import load_requirements
 from spec.table_state import TableState
-from tests.writer.builders import SPARK_BUILDERS, Shape, build_files_10k, enable_v2
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-HERE = Path(__file__).resolve().parent
-REQUIREMENTS = HERE.parent.parent / "spec" / "requirements.json"
-
 
 def known_requirement_ids() -> set[str]:
-    return {entry["id"] for entry in json.loads(REQUIREMENTS.read_text())["requirements"]}
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    known = known_requirement_ids()
-    for item in items:
-        if HERE not in Path(str(item.fspath)).resolve().parents:
-            continue
-        for marker in item.iter_markers("requirement"):
-            unknown = [r for r in marker.args if r not in known]
-            if unknown:
-                raise pytest.UsageError(
-                    f"{item.nodeid}: requirement ID(s) {unknown} are not in {REQUIREMENTS}"
-                )
+    return set(load_requirements())
 
 
 class ShapeCache:
@@ -97,10 +79,7 @@ class ShapeCache:
 def delta_spark_session(spark: SparkSession) -> SparkSession:
     """``delta_spark`` for fixtures wider than a function: skips loudly (fails under ``CI=true``) without the jars."""
     if not has_delta_classes(spark):
-        message = "delta-spark is unavailable: the session has no delta-spark classes"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"{message} (CI=true: a missing oracle is a failure, not a skip)", pytrace=False)
-        pytest.skip(f"SKIPPED LOUDLY — {message}")
+        unavailable("delta-spark", "the session has no delta-spark classes")
     return spark
 
 

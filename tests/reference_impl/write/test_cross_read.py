@@ -37,13 +37,15 @@ from types import ModuleType
 import pytest
 from pyspark.sql import SparkSession
 
+from conformance.tables.real_writers import FILES_10K, FILES_10K_REMOVED
 from reference_impl.log.naming import classic_checkpoint_name, parse_log_file_name, part_checkpoint_name
-from reference_impl.write.writer import CheckpointOptions, CheckpointResult, write_checkpoint
+from reference_impl.write.options import CheckpointOptions
+from reference_impl.write.result import CheckpointResult
+from reference_impl.write.writer import write_checkpoint
 from spec.table_state import TableState
-from tests.reader.helpers import prune_commits_before
-from tests.writer.builders import FILES_10K, FILES_10K_REMOVED
-from tests.writer.conftest import ShapeCache
-from tests.writer.helpers import assert_all_readers_see
+from tests.reference_impl.read.helpers import prune_commits_before
+from tests.reference_impl.write.conftest import ShapeCache
+from tests.reference_impl.write.helpers import assert_all_readers_see
 
 #: Options by name. ``small`` is a per-shape actions-per-sidecar giving several sidecars.
 OPTION_NAMES = (

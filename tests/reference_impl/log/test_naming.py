@@ -11,7 +11,6 @@ import uuid
 import pytest
 
 from reference_impl.log.naming import (
-    LogFileKind,
     LogFileName,
     classic_checkpoint_name,
     commit_name,
@@ -20,10 +19,11 @@ from reference_impl.log.naming import (
     parse_log_file_name,
     part_checkpoint_name,
     sidecar_name,
-    temp_name,
     uuid_checkpoint_name,
     version_prefix,
 )
+from reference_impl.storage.local import temp_name
+from spec.vocabulary import LogFileKind
 
 TOKEN = uuid.UUID("bd1885fd-6ec0-4370-b0f5-43b5162fd4de")
 

@@ -15,7 +15,6 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
@@ -25,6 +24,7 @@ from conformance.tables.real_writers import shared_cache
 from reference_impl.read.snapshot import read_snapshot
 from reference_impl.spark.session import ENV_CONF, ENV_MASTER
 from spec.table_state import TableState
+from tests.support import REPO_ROOT
 
 CHILD = textwrap.dedent(
     """
@@ -63,7 +63,7 @@ def test_reader_runs_without_delta_jars(
         text=True,
         timeout=300,
         env=env,
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=REPO_ROOT,
         check=False,
     )
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
