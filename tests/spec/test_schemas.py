@@ -20,12 +20,10 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
-from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT202012
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-SCHEMAS_DIR = REPO_ROOT / "spec" / "schemas"
-SCHEMA_TESTS_DIR = REPO_ROOT / "spec" / "schema-tests"
+from spec.schemas import SCHEMA_DIR, SCHEMA_TESTS_DIR, registry, schema_paths
+
+SCHEMAS_DIR = SCHEMA_DIR
 ID_PREFIX = "https://delta-checkpoint-conformance.dev/schemas/"
 
 # Schemas that need no file in spec/schema-tests/ (yet). They belong to the conformance
@@ -47,20 +45,11 @@ def _load_json(path: Path) -> Any:
 
 
 def _schema_paths() -> list[Path]:
-    return sorted(SCHEMAS_DIR.rglob("*.json"))
+    return schema_paths()
 
 
 def _relative_name(path: Path) -> str:
     return path.relative_to(SCHEMAS_DIR).as_posix()
-
-
-def _registry() -> Registry[Any]:
-    resources: list[tuple[str, Resource[Any]]] = []
-    for path in _schema_paths():
-        contents = _load_json(path)
-        resource = Resource.from_contents(contents, default_specification=DRAFT202012)
-        resources.append((str(contents.get("$id", path.as_uri())), resource))
-    return Registry().with_resources(resources)
 
 
 @dataclass(frozen=True)
@@ -97,7 +86,7 @@ def _iter_cases() -> Iterator[SchemaCase]:
 
 SCHEMA_PATHS = _schema_paths()
 CASES = list(_iter_cases())
-REGISTRY = _registry()
+REGISTRY = registry()
 
 
 def test_schema_directory_is_not_empty() -> None:

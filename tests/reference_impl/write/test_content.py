@@ -5,14 +5,13 @@ the writer's clock (``now_ms``), which ``txn`` has expired under
 ``delta.setTransactionRetentionDuration``, which domain was removed, which rows are ``commitInfo``
 and ``cdc``. Every file the writer reports is read back (Parquet with pyarrow, JSON line by line)
 and every ``_last_checkpoint`` member is recomputed from the files on disk. The checksum is
-recomputed with an implementation of spec §15.1 written here, independently of the writer's
-(checked against the spec's test vectors).
+recomputed with the conformance suite's implementation of spec §15.1 (:mod:`conformance.decode.checksum`),
+independently of the writer's (checked here against the spec's test vectors too).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -20,14 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
-from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT202012
 
+from conformance.decode.checksum import checksum
 from conformance.tables.builder import (
     add,
     cdc,
@@ -49,6 +46,7 @@ from reference_impl.write.options import CheckpointOptions
 from reference_impl.write.result import CheckpointResult
 from reference_impl.write.writer import write_checkpoint
 from spec.requirements import SPEC_DIR
+from spec.schemas import validator
 from spec.vocabulary import LogFileKind
 from tests.reference_impl.write.helpers import kind_of, parquet_spark_schema, rows_of
 from tests.support.listings import log_dir
@@ -58,52 +56,15 @@ NOW = 1_800_000_000_000  # the writer's clock in these tests (2027-01-15)
 MINUTE_MS = 60_000
 _UNRESERVED = re.compile(r"^[A-Za-z0-9._~-]+$")
 
-# --------------------------------------------------------------------------------------------------
-# §15.1, independently of reference_impl.log.last_checkpoint
-# --------------------------------------------------------------------------------------------------
-
-
-def _encode(text: str) -> str:
-    keep = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
-    return '"' + "".join(chr(b) if b in keep else f"%{b:02X}" for b in text.encode("utf-8")) + '"'
-
-
-def _leaves(value: Any, path: list[str]) -> Iterator[tuple[str, str]]:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield from _leaves(item, [*path, _encode(key)])
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _leaves(item, [*path, str(index)])
-    elif isinstance(value, bool):
-        yield "+".join(path), "true" if value else "false"
-    elif value is None:
-        yield "+".join(path), "null"
-    elif isinstance(value, int):
-        yield "+".join(path), str(value)
-    elif isinstance(value, str):
-        yield "+".join(path), _encode(value)
-    else:
-        raise AssertionError(f"non-integer number {value!r} in _last_checkpoint (CKPT-CKSUM-003)")
-
 
 def spec_checksum(document: Mapping[str, Any]) -> str:
-    pairs = [f"{p}={v}" for p, v in _leaves(dict(document), []) if p != '"checksum"']
-    return hashlib.md5(",".join(sorted(pairs)).encode("utf-8")).hexdigest()
+    """§15.1 as the conformance suite computes it (:mod:`conformance.decode.checksum`), independently of the writer."""
+    return checksum(document)
 
 
 def schema_validator(name: str) -> Any:
     """A validator for ``spec/schemas/<name>``, resolving references to the other spec schemas offline."""
-    resources = []
-    for path in sorted((SPEC / "schemas").glob("*.schema.json")):
-        contents = json.loads(path.read_text())
-        resources.append(
-            (str(contents["$id"]), Resource.from_contents(contents, default_specification=DRAFT202012))
-        )
-    document = json.loads((SPEC / "schemas" / name).read_text())
-    return jsonschema.validators.validator_for(document)(
-        document, registry=Registry().with_resources(resources)
-    )
+    return validator(name)
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

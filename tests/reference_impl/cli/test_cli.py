@@ -1,0 +1,62 @@
+"""The command line: every command group is found through the entry points, every ``--help`` works
+and keeps its examples, ``--version`` reads the package's version, and the old ``--manifest`` flag
+still works (no Spark: parsing only)."""
+
+from __future__ import annotations
+
+from importlib import metadata
+
+import pytest
+
+from reference_impl import __version__
+from reference_impl.cli.main import build_parser, main
+from spec.vocabulary import TopLevelFormat
+
+COMMANDS = ("snapshot", "checkpoint", "cleanup", "env", "conformance", "demo", "fixtures", "spec")
+#: Commands whose help carries examples (their epilog).
+EXAMPLES = {"checkpoint": "delta-ckpt checkpoint /data/t", "cleanup": "delta-ckpt cleanup /data/t --dry-run",
+            "conformance run": "delta-ckpt conformance run --impl reference"}  # fmt: skip
+
+
+def _help(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    with pytest.raises(SystemExit) as exit_info:
+        main([*argv, "--help"])
+    assert exit_info.value.code == 0, argv
+    return capsys.readouterr().out
+
+
+def test_every_command_group_is_registered() -> None:
+    """The root parser has the implementation's commands first, then the suite's and the generator's."""
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if a.dest == "command")
+    assert list(subparsers.choices) == list(COMMANDS[:4]) + sorted(COMMANDS[4:])
+
+
+@pytest.mark.parametrize("command", ["", *COMMANDS, "conformance run", "fixtures generate", "spec coverage"])
+def test_help_works(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``delta-ckpt [COMMAND] --help`` exits 0 and prints a usage line (and its examples, where it has them)."""
+    out = _help(capsys, *command.split())
+    assert out.startswith("usage: delta-ckpt"), out[:200]
+    if command in EXAMPLES:
+        assert "examples:" in out and EXAMPLES[command] in out, out
+
+
+def test_env_has_the_jars_section(capsys: pytest.CaptureFixture[str]) -> None:
+    """The suite adds ``--resolve-jars`` to the implementation's ``env`` command."""
+    assert "--resolve-jars" in _help(capsys, "env")
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    """``delta-ckpt --version`` prints the package version (one version: pyproject.toml)."""
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert capsys.readouterr().out.strip() == f"delta-ckpt {__version__}"
+    assert __version__ == metadata.version("delta-checkpoint-conformance")
+
+
+def test_manifest_is_an_alias_of_top_level_format() -> None:
+    """``--manifest`` (the old name) and ``--top-level-format`` set the same option."""
+    parser = build_parser()
+    for flag in ("--manifest", "--top-level-format"):
+        args = parser.parse_args(["checkpoint", "/t", flag, "parquet"])
+        assert args.top_level_format is TopLevelFormat.PARQUET
