@@ -139,8 +139,11 @@ def child_delta_spark(table: str, driver_memory: str) -> dict[str, Any]:
     snapshot_s = time.perf_counter() - started
     log.checkpoint()
     op = time.perf_counter() - started
-    return {"op": op, "phases": {"snapshot": round(snapshot_s, 3), "checkpoint": round(op - snapshot_s, 3)},
-            "numAddFiles": files}  # fmt: skip
+    return {
+        "op": op,
+        "phases": {"snapshot": round(snapshot_s, 3), "checkpoint": round(op - snapshot_s, 3)},
+        "numAddFiles": files,
+    }
 
 
 def child_deltalake(table: str) -> dict[str, Any]:
@@ -168,9 +171,13 @@ def child_pyarrow(table: str) -> dict[str, Any]:
     # pyarrow.json cannot parse into a map: read partitionValues as a struct, convert below.
     pv_struct = pa.struct([(c, pa.string()) for c in partition_columns])
     fields = [
-        ("path", pa.string()), ("partitionValues", pv_struct), ("size", pa.int64()),
-        ("modificationTime", pa.int64()), ("dataChange", pa.bool_()), ("stats", pa.string()),
-    ]  # fmt: skip
+        ("path", pa.string()),
+        ("partitionValues", pv_struct),
+        ("size", pa.int64()),
+        ("modificationTime", pa.int64()),
+        ("dataChange", pa.bool_()),
+        ("stats", pa.string()),
+    ]
     options = pj.ParseOptions(
         explicit_schema=pa.schema([("add", pa.struct(fields))]), unexpected_field_behavior="ignore"
     )
@@ -193,18 +200,30 @@ def child_pyarrow(table: str) -> dict[str, Any]:
         pa.array(range(0, n * k + 1, k) if k else [0] * (n + 1), pa.int32()), keys, values
     )
     checkpoint_add = pa.StructArray.from_arrays(
-        [add.field("path"), pv_map, add.field("size"), add.field("modificationTime"),
-         pa.array(itertools.repeat(False, n), pa.bool_()), add.field("stats")],
+        [
+            add.field("path"),
+            pv_map,
+            add.field("size"),
+            add.field("modificationTime"),
+            pa.array(itertools.repeat(False, n), pa.bool_()),
+            add.field("stats"),
+        ],
         names=["path", "partitionValues", "size", "modificationTime", "dataChange", "stats"],
-    )  # fmt: skip
+    )
     rows = pa.table({"add": checkpoint_add})
     read_s = time.perf_counter() - started
     out = Path(table) / "_delta_log" / "floor.checkpoint.parquet.bench"
     pq.write_table(rows, out, compression="zstd")
     op = time.perf_counter() - started
-    return {"op": op, "phases": {"read commits (pyarrow.json) and build rows": round(read_s, 3),
-                                 "write parquet": round(op - read_s, 3)},
-            "rows": rows.num_rows, "bytes": out.stat().st_size}  # fmt: skip
+    return {
+        "op": op,
+        "phases": {
+            "read commits (pyarrow.json) and build rows": round(read_s, 3),
+            "write parquet": round(op - read_s, 3),
+        },
+        "rows": rows.num_rows,
+        "bytes": out.stat().st_size,
+    }
 
 
 def run_child(kind: str, table: str, driver_memory: str) -> None:
@@ -240,12 +259,36 @@ class Measurement:
 def _command(contender: str, table: Path, driver_memory: str) -> list[str]:
     if contender.startswith("ours-"):
         spec = contender.split("-")[1]
-        return [PYTHON, "-m", "reference_impl.cli", "--master", "local[2]", "--conf",
-                f"spark.driver.memory={driver_memory}", "checkpoint", str(table), "--spec", spec, "--json"]  # fmt: skip
-    kind = {"delta-spark-v1": "delta-spark", "delta-spark-v2": "delta-spark", "deltalake": "deltalake",
-            "pyarrow-floor": "pyarrow"}[contender]  # fmt: skip
-    return [PYTHON, str(Path(__file__).resolve()), "--child", kind, "--table", str(table),
-            "--driver-memory", driver_memory]  # fmt: skip
+        return [
+            PYTHON,
+            "-m",
+            "reference_impl.cli",
+            "--master",
+            "local[2]",
+            "--conf",
+            f"spark.driver.memory={driver_memory}",
+            "checkpoint",
+            str(table),
+            "--spec",
+            spec,
+            "--json",
+        ]
+    kind = {
+        "delta-spark-v1": "delta-spark",
+        "delta-spark-v2": "delta-spark",
+        "deltalake": "deltalake",
+        "pyarrow-floor": "pyarrow",
+    }[contender]
+    return [
+        PYTHON,
+        str(Path(__file__).resolve()),
+        "--child",
+        kind,
+        "--table",
+        str(table),
+        "--driver-memory",
+        driver_memory,
+    ]
 
 
 def _checkpoint_files(table: Path) -> dict[str, Any]:
@@ -268,21 +311,41 @@ def measure(
     env.pop("DELTA_CKPT_FAULT", None)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     started = time.perf_counter()
-    proc = subprocess.Popen(_command(contender, table, driver_memory), cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        _command(contender, table, driver_memory),
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     with TreeMemorySampler(proc.pid) as sampler:
         try:
             out, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             proc.kill()
             out, err = proc.communicate()
-            return Measurement(contender, adds, False, None, time.perf_counter() - started, sampler.peak,
-                               error=f"timed out after {timeout:.0f}s")  # fmt: skip
+            return Measurement(
+                contender,
+                adds,
+                False,
+                None,
+                time.perf_counter() - started,
+                sampler.peak,
+                error=f"timed out after {timeout:.0f}s",
+            )
     process_s = time.perf_counter() - started
     if proc.returncode != 0:
         tail = (err or "").strip().splitlines()[-3:]
-        return Measurement(contender, adds, False, None, process_s, sampler.peak,
-                           error=f"exit {proc.returncode}: {' | '.join(tail)}")  # fmt: skip
+        return Measurement(
+            contender,
+            adds,
+            False,
+            None,
+            process_s,
+            sampler.peak,
+            error=f"exit {proc.returncode}: {' | '.join(tail)}",
+        )
     detail = _checkpoint_files(table)
     if contender.startswith("ours-"):
         result = json.loads(out)
@@ -351,21 +414,39 @@ def _ratio(a: float | None, b: float | None) -> str:
 def report(results: list[Measurement], env: dict[str, str], command: str) -> str:
     by = {(m.contender, m.adds): m for m in results}
     sizes = sorted({m.adds for m in results})
-    lines = ["# Checkpoint-writing benchmark", "",
-             "Generated by `benchmarks/run_checkpoint_bench.py` (figures) — see its module docstring for",
-             "what each contender does and what is timed.", "", "## Command", "", "```bash", command, "```", "",
-             "## Machine and versions", "", "| | |", "|---|---|"]  # fmt: skip
+    lines = [
+        "# Checkpoint-writing benchmark",
+        "",
+        "Generated by `benchmarks/run_checkpoint_bench.py` (figures) — see its module docstring for",
+        "what each contender does and what is timed.",
+        "",
+        "## Command",
+        "",
+        "```bash",
+        command,
+        "```",
+        "",
+        "## Machine and versions",
+        "",
+        "| | |",
+        "|---|---|",
+    ]
     for key, value in env.items():
         lines.append(f"| {key} | {value.replace(chr(10), '<br>')} |")
-    lines += ["", "## Results", "",
-              "`op` = seconds for the checkpoint itself (log replay included, process/JVM start-up excluded); "
-              "`process` = the subprocess's whole wall time; peak RSS = whole process tree (driver + JVM + "
-              "workers). Ratios are of `op`; \"vs delta-spark\" is to delta-spark's checkpoint of the same spec "
-              "(V1 for deltalake and the floor). The floor writes only the basic `add` fields (no parsed stats "
-              "columns). loadavg = the machine's 1-minute load average when the run started (other processes "
-              "were running).", "",
-              "| N adds | contender | op (s) | process (s) | peak RSS (MiB) | vs delta-spark | vs pyarrow floor | files written | loadavg before |",
-              "|---:|---|---:|---:|---:|---:|---:|---|---:|"]  # fmt: skip
+    lines += [
+        "",
+        "## Results",
+        "",
+        "`op` = seconds for the checkpoint itself (log replay included, process/JVM start-up excluded); "
+        "`process` = the subprocess's whole wall time; peak RSS = whole process tree (driver + JVM + "
+        'workers). Ratios are of `op`; "vs delta-spark" is to delta-spark\'s checkpoint of the same spec '
+        "(V1 for deltalake and the floor). The floor writes only the basic `add` fields (no parsed stats "
+        "columns). loadavg = the machine's 1-minute load average when the run started (other processes "
+        "were running).",
+        "",
+        "| N adds | contender | op (s) | process (s) | peak RSS (MiB) | vs delta-spark | vs pyarrow floor | files written | loadavg before |",
+        "|---:|---|---:|---:|---:|---:|---:|---|---:|",
+    ]
     for n in sizes:
         floor = by.get(("pyarrow-floor", n))
         for contender in CONTENDERS:
@@ -378,10 +459,14 @@ def report(results: list[Measurement], env: dict[str, str], command: str) -> str
                 "delta-spark-v2": "delta-spark-v2",
             }.get(contender, "delta-spark-v1")
             ds = by.get((peer, n))
-            files = m.error if not m.ok else (
-                f"{len(m.detail.get('files', []))} top-level/part file(s), {m.detail.get('sidecars', 0)} sidecar(s), "
-                f"{m.detail.get('bytes', 0) / 2**20:,.1f} MiB"
-            )  # fmt: skip
+            files = (
+                m.error
+                if not m.ok
+                else (
+                    f"{len(m.detail.get('files', []))} top-level/part file(s), {m.detail.get('sidecars', 0)} sidecar(s), "
+                    f"{m.detail.get('bytes', 0) / 2**20:,.1f} MiB"
+                )
+            )
             lines.append(
                 f"| {n:,} | {contender} | {_fmt_s(m.op_s)} | {_fmt_s(m.process_s)} | {_fmt_mb(m.peak_rss_bytes)} | "
                 f"{_ratio(m.op_s, ds.op_s if ds else None) if contender != peer else '1.00×'} | "
@@ -469,8 +554,11 @@ def main() -> None:
             )
             m.detail["loadavg_before"] = load
             results.append(m)
-            print(f"  op {_fmt_s(m.op_s)}s, process {m.process_s:.1f}s, peak {_fmt_mb(m.peak_rss_bytes)} MiB"
-                  + (f", ERROR {m.error}" if m.error else ""), flush=True)  # fmt: skip
+            print(
+                f"  op {_fmt_s(m.op_s)}s, process {m.process_s:.1f}s, peak {_fmt_mb(m.peak_rss_bytes)} MiB"
+                + (f", ERROR {m.error}" if m.error else ""),
+                flush=True,
+            )
             raw_path.write_text(json.dumps([m.__dict__ for m in results], indent=2) + "\n")
     text = report(results, env, command)
     args.results.write_text(text)

@@ -119,8 +119,14 @@ def generate(path: Path, adds: int, *, v2: bool, adds_per_commit: int = 1000, se
     while index < adds:
         version += 1
         count = min(adds_per_commit, adds - index)
-        info = {"commitInfo": {"timestamp": BASE_TIME_MS + version * 1000, "operation": "WRITE",
-                               "operationParameters": {"mode": "Append"}, "isBlindAppend": True}}  # fmt: skip
+        info = {
+            "commitInfo": {
+                "timestamp": BASE_TIME_MS + version * 1000,
+                "operation": "WRITE",
+                "operationParameters": {"mode": "Append"},
+                "isBlindAppend": True,
+            }
+        }
         lines = [json.dumps(info, separators=(",", ":"))]
         lines += [_add_line(rng, index + i, version) for i in range(count)]
         index += count

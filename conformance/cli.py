@@ -58,17 +58,24 @@ outputs (in --report, default reports/conformance): junit.xml, results.json, MAT
 def register_conformance(sub: Any) -> None:
     """``delta-ckpt conformance run | report``."""
     parser: argparse.ArgumentParser = sub.add_parser(
-        "conformance", help="run the conformance suite and write the matrix (MATRIX.md, index.html, JUnit)",
+        "conformance",
+        help="run the conformance suite and write the matrix (MATRIX.md, index.html, JUnit)",
         description="The Delta checkpoint conformance suite: writer × reader matrix, readers × golden tables.",
-    )  # fmt: skip
+    )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    run = actions.add_parser("run", help="run the suite", epilog=_EPILOG,
-                             formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    run = actions.add_parser(
+        "run", help="run the suite", epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     run.add_argument(
         "--impl", action="append", default=[], metavar="NAME", help="implementation to test (repeatable)"
     )
-    run.add_argument("--impl-cmd", action="append", default=[], metavar="NAME=COMMAND",
-                     help="a program speaking the subprocess protocol (repeatable)")  # fmt: skip
+    run.add_argument(
+        "--impl-cmd",
+        action="append",
+        default=[],
+        metavar="NAME=COMMAND",
+        help="a program speaking the subprocess protocol (repeatable)",
+    )
     run.add_argument("--report", type=Path, default=Path("reports/conformance"), help="output directory")
     run.add_argument("--fixtures", type=Path, default=None, help="golden tables (default: fixtures/)")
     run.add_argument(
@@ -94,9 +101,21 @@ def run_suite(args: argparse.Namespace) -> int:
     report = args.report
     report.mkdir(parents=True, exist_ok=True)
     results = report / "results.json"
-    argv = ["--pyargs", "conformance.suite", "-p", "no:cacheprovider", "-o", "junit_family=xunit1",
-            f"--junitxml={report / 'junit.xml'}", f"--ckpt-results={results}", f"--ckpt-shapes={args.shapes}",
-            "-rfE", "--tb=line", "-o", "console_output_style=progress"]  # fmt: skip
+    argv = [
+        "--pyargs",
+        "conformance.suite",
+        "-p",
+        "no:cacheprovider",
+        "-o",
+        "junit_family=xunit1",
+        f"--junitxml={report / 'junit.xml'}",
+        f"--ckpt-results={results}",
+        f"--ckpt-shapes={args.shapes}",
+        "-rfE",
+        "--tb=line",
+        "-o",
+        "console_output_style=progress",
+    ]
     if not args.keyword:
         argv.append("--strict-expectations")
     argv += ["-q"] if args.quiet else []
@@ -140,9 +159,10 @@ def run_report(args: argparse.Namespace) -> int:
 def register_spec(sub: Any) -> None:
     """``delta-ckpt spec extract | coverage``."""
     parser: argparse.ArgumentParser = sub.add_parser(
-        "spec", help="regenerate spec/requirements.json, or show requirement coverage by tests",
+        "spec",
+        help="regenerate spec/requirements.json, or show requirement coverage by tests",
         description="The normative spec's requirement index (spec/checkpoints.md).",
-    )  # fmt: skip
+    )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     ext = actions.add_parser("extract", help="regenerate spec/requirements.json from spec/checkpoints.md")
     ext.set_defaults(func=run_extract)
@@ -166,13 +186,22 @@ def run_coverage(args: argparse.Namespace) -> int:
     cov = compute()
     gaps = cov.uncovered_musts()
     if args.json:
-        _emit_json({
-            "summary": cov.summary(),
-            "uncoveredMust": gaps,
-            "unknownIds": cov.unknown,
-            "requirements": {r: {"level": q["level"], "status": cov.status(r), "tests": cov.tests.get(r, []),
-                                 "untestable": q.get("untestable")} for r, q in cov.requirements.items()},
-        })  # fmt: skip
+        _emit_json(
+            {
+                "summary": cov.summary(),
+                "uncoveredMust": gaps,
+                "unknownIds": cov.unknown,
+                "requirements": {
+                    r: {
+                        "level": q["level"],
+                        "status": cov.status(r),
+                        "tests": cov.tests.get(r, []),
+                        "untestable": q.get("untestable"),
+                    }
+                    for r, q in cov.requirements.items()
+                },
+            }
+        )
         return 1 if gaps or cov.unknown else 0
     summary = cov.summary()
     print("level/area      tested  untestable  uncovered")
@@ -198,9 +227,10 @@ def run_coverage(args: argparse.Namespace) -> int:
 def register_demo(sub: Any) -> None:
     """``delta-ckpt demo``."""
     parser: argparse.ArgumentParser = sub.add_parser(
-        "demo", help="build a small V2-checkpointed table with delta-spark and read it with the reference reader",
+        "demo",
+        help="build a small V2-checkpointed table with delta-spark and read it with the reference reader",
         description=_DEMO_DOC,
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--out", type=Path, default=None, help="where to write the table (default: a temp dir)"
     )
@@ -217,8 +247,15 @@ def build_demo_table(spark: Any, path: Path) -> None:
         "TBLPROPERTIES ('delta.checkpointInterval'='3', 'delta.checkpointPolicy'='v2')"
     )
     for i in range(3):
-        (spark.range(i * 4, i * 4 + 4, 1, 2).selectExpr("id", "cast(id % 2 as string) part")
-         .write.format("delta").mode("append").option("txnAppId", "demo").option("txnVersion", i).save(location))  # fmt: skip
+        (
+            spark.range(i * 4, i * 4 + 4, 1, 2)
+            .selectExpr("id", "cast(id % 2 as string) part")
+            .write.format("delta")
+            .mode("append")
+            .option("txnAppId", "demo")
+            .option("txnVersion", i)
+            .save(location)
+        )
     spark.sql(f"DELETE FROM delta.`{location}` WHERE id = 1")
     spark.conf.unset("spark.databricks.delta.checkpoint.partSize")
 

@@ -149,8 +149,9 @@ def _diff_mapping_field(label: str, a: Any, b: Any) -> list[str]:
     return out
 
 
-def _diff_record(label: str, a: Mapping[str, Any], b: Mapping[str, Any], names: list[str],
-                 tree: Mapping[str, Any]) -> list[str]:  # fmt: skip
+def _diff_record(
+    label: str, a: Mapping[str, Any], b: Mapping[str, Any], names: list[str], tree: Mapping[str, Any]
+) -> list[str]:
     out = []
     for name in names:
         sub_tree = _subtree(tree, name)
@@ -247,10 +248,14 @@ def diff_states(
         else:
             out.extend(
                 _diff_keyed(
-                    top, expected.domain_metadata, actual.domain_metadata, names, top_tree,
+                    top,
+                    expected.domain_metadata,
+                    actual.domain_metadata,
+                    names,
+                    top_tree,
                     lambda d: str(d.get("domain")),
                 )
-            )  # fmt: skip
+            )
     return out
 
 

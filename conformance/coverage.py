@@ -79,8 +79,11 @@ class Coverage:
         return "uncovered"
 
     def uncovered_musts(self) -> list[str]:
-        return [r for r, req in self.requirements.items()
-                if req["level"] == "MUST" and req.get("status") == "active" and self.status(r) == "uncovered"]  # fmt: skip
+        return [
+            r
+            for r, req in self.requirements.items()
+            if req["level"] == "MUST" and req.get("status") == "active" and self.status(r) == "uncovered"
+        ]
 
     def summary(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))

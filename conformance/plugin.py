@@ -139,8 +139,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="write results.json (spec/schemas/results.schema.json) here",
     )
-    group.addoption("--strict-expectations", dest="ckpt_strict", action="store_true",
-                    help="an expectation entry that matches no collected test is an error")  # fmt: skip
+    group.addoption(
+        "--strict-expectations",
+        dest="ckpt_strict",
+        action="store_true",
+        help="an expectation entry that matches no collected test is an error",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -170,8 +174,16 @@ def fixture_expectations(directory: Path) -> list[FixtureExpectation]:
         descriptor = json.loads(descriptor_path.read_text())
         rel = descriptor_path.parent.relative_to(directory).as_posix()
         for expectation in descriptor["expectations"]:
-            out.append(FixtureExpectation(descriptor_path.parent, descriptor["kind"], descriptor["name"], rel,
-                                          descriptor, expectation))  # fmt: skip
+            out.append(
+                FixtureExpectation(
+                    descriptor_path.parent,
+                    descriptor["kind"],
+                    descriptor["name"],
+                    rel,
+                    descriptor,
+                    expectation,
+                )
+            )
     return out
 
 
@@ -192,8 +204,14 @@ def _shapes(config: pytest.Config) -> tuple[str, ...]:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     names = set(metafunc.fixturenames)
-    if not names & {"reader_name", "writer_profile", "cleaner_name", "fixture_expectation", "shape_name",
-                    "cleanup_case_name"}:  # fmt: skip
+    if not names & {
+        "reader_name",
+        "writer_profile",
+        "cleaner_name",
+        "fixture_expectation",
+        "shape_name",
+        "cleanup_case_name",
+    }:
         return
     state = _state(metafunc.config)
     registry = state.get_registry()
@@ -359,11 +377,16 @@ def pytest_collection_modifyitems(
                 item.add_marker(pytest.mark.skip(reason=f"n.a.: {note}"))
             else:
                 item.add_marker(pytest.mark.xfail(reason=note, strict=True))
-            metadata[item.nodeid].setdefault("expectation", {"kind": entry.kind, "reason": entry.reason,
-                                                              "issue": entry.issue, "implementation": impl})  # fmt: skip
+            metadata[item.nodeid].setdefault(
+                "expectation",
+                {"kind": entry.kind, "reason": entry.reason, "issue": entry.issue, "implementation": impl},
+            )
     if config.option.ckpt_strict:
-        stale = [f"{e.implementation}: {entry.kind} {entry.patterns}"
-                 for e in state.expectations.values() for entry in e.unused()]  # fmt: skip
+        stale = [
+            f"{e.implementation}: {entry.kind} {entry.patterns}"
+            for e in state.expectations.values()
+            for entry in e.unused()
+        ]
         if stale:
             raise pytest.UsageError("expectation entries that match no test:\n  " + "\n  ".join(stale))
 
@@ -397,16 +420,18 @@ def _record(state: _PluginState, report: pytest.TestReport) -> None:
     if report.longrepr is not None and outcome in ("failed", "error", "skipped", "xfailed", "xpassed"):
         message = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         message = message.strip().splitlines()[-1][:500] if message.strip() else ""
-    state.results.append({
-        "nodeid": report.nodeid,
-        "outcome": outcome,
-        "duration": round(report.duration, 3),
-        "requirements": meta.get("requirements", []),
-        "implementations": meta.get("implementations", []),
-        "expectation": meta.get("expectation"),
-        **{k: meta[k] for k in ("writer", "cleaner", "reader", "shape", "fixture") if k in meta},
-        "message": message,
-    })  # fmt: skip
+    state.results.append(
+        {
+            "nodeid": report.nodeid,
+            "outcome": outcome,
+            "duration": round(report.duration, 3),
+            "requirements": meta.get("requirements", []),
+            "implementations": meta.get("implementations", []),
+            "expectation": meta.get("expectation"),
+            **{k: meta[k] for k in ("writer", "cleaner", "reader", "shape", "fixture") if k in meta},
+            "message": message,
+        }
+    )
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -419,9 +444,16 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if registry is not None:
         for name, impl in registry.implementations.items():
             info = impl.info
-            impls.append({"name": name, "version": info.version, "roles": role_names(info.roles),
-                          "description": info.description, "available": True,
-                          "profiles": [p.name for p in info.profiles]})  # fmt: skip
+            impls.append(
+                {
+                    "name": name,
+                    "version": info.version,
+                    "roles": role_names(info.roles),
+                    "description": info.description,
+                    "available": True,
+                    "profiles": [p.name for p in info.profiles],
+                }
+            )
         impls += [{"name": n, "available": False, "reason": why} for n, why in registry.unavailable.items()]
     document = {
         "suiteVersion": SUITE_VERSION,

@@ -29,8 +29,14 @@ _SYMBOL = {"pass": "✔ pass", "fail": "✘ fail", "xfail": "⚠ xfail", "n.a.":
 def _cell_outcome(outcomes: Iterable[str]) -> str:
     best = ""
     for outcome in outcomes:
-        value = {"passed": "pass", "failed": "fail", "error": "fail", "xpassed": "fail", "xfailed": "xfail",
-                 "skipped": "n.a."}[outcome]  # fmt: skip
+        value = {
+            "passed": "pass",
+            "failed": "fail",
+            "error": "fail",
+            "xpassed": "fail",
+            "xfailed": "xfail",
+            "skipped": "n.a.",
+        }[outcome]
         if not best or _RANK[value] > _RANK[best]:
             best = value
     return best
@@ -111,15 +117,24 @@ def render_markdown(results: dict[str, Any]) -> str:
             lines.append(f"| {name} | — | — | unavailable: {impl.get('reason', '')} | | | |")
             continue
         c = counts.get(name, {})
-        lines.append(f"| {name} | {impl['version']} | {', '.join(impl['roles'])} | {c.get('pass', 0)} "
-                     f"({c.get('pass MUST', 0)} MUST) | {c.get('fail', 0)} | {c.get('xfail', 0)} | {c.get('n.a.', 0)} |")  # fmt: skip
-    for row_key, title in (("writer", "Writers × readers (cross tests"),
-                           ("cleaner", "Cleaners × readers (oldest remaining and latest version of each cleaned table")):  # fmt: skip
+        lines.append(
+            f"| {name} | {impl['version']} | {', '.join(impl['roles'])} | {c.get('pass', 0)} "
+            f"({c.get('pass MUST', 0)} MUST) | {c.get('fail', 0)} | {c.get('xfail', 0)} | {c.get('n.a.', 0)} |"
+        )
+    for row_key, title in (
+        ("writer", "Writers × readers (cross tests"),
+        ("cleaner", "Cleaners × readers (oldest remaining and latest version of each cleaned table"),
+    ):
         row_names, readers, grid = cross_grid(results, row_key)
         if not row_names:
             continue
-        lines += ["", f"## {title}: passed/total, ⚠ = known failures)", "",
-                  f"| {row_key} \\ reader | " + " | ".join(readers) + " |", "|---|" + "---|" * len(readers)]  # fmt: skip
+        lines += [
+            "",
+            f"## {title}: passed/total, ⚠ = known failures)",
+            "",
+            f"| {row_key} \\ reader | " + " | ".join(readers) + " |",
+            "|---|" + "---|" * len(readers),
+        ]
         for name in row_names:
             cells = []
             for r in readers:
@@ -131,8 +146,13 @@ def render_markdown(results: dict[str, Any]) -> str:
     for req_id, req in requirements.items():
         if req["section"] != section:
             section = req["section"]
-            lines += ["", f"### {section}", "", "| requirement | level | " + " | ".join(impls) + " |",
-                      "|---|---|" + "---|" * len(impls)]  # fmt: skip
+            lines += [
+                "",
+                f"### {section}",
+                "",
+                "| requirement | level | " + " | ".join(impls) + " |",
+                "|---|---|" + "---|" * len(impls),
+            ]
         row = matrix.get(req_id, {})
         note = " (untestable)" if req.get("untestable") else ""
         cells = [_SYMBOL[row.get(i, "")] for i in impls]
@@ -183,12 +203,16 @@ def render_html(markdown_text: str) -> str:
             body.append(f"<p>{html.escape(line)}</p>")
     if in_table:
         body.append("</table>")
-    style = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}"
-             "td,th{border:1px solid #ccc;padding:2px 8px;font-size:13px}th{background:#eee}"
-             ".pass{background:#d9f2d9}.fail{background:#f8d0d0}.xfail{background:#fbeec2}.na{color:#888}"
-             ".failure{font-family:monospace;font-size:12px}")  # fmt: skip
-    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Delta checkpoint conformance</title>"
-            f"<style>{style}</style></head><body>{''.join(body)}</body></html>\n")  # fmt: skip
+    style = (
+        "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}"
+        "td,th{border:1px solid #ccc;padding:2px 8px;font-size:13px}th{background:#eee}"
+        ".pass{background:#d9f2d9}.fail{background:#f8d0d0}.xfail{background:#fbeec2}.na{color:#888}"
+        ".failure{font-family:monospace;font-size:12px}"
+    )
+    return (
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Delta checkpoint conformance</title>"
+        f"<style>{style}</style></head><body>{''.join(body)}</body></html>\n"
+    )
 
 
 def write_reports(results_path: Path, out_dir: Path) -> tuple[Path, Path]:

@@ -25,8 +25,18 @@ from tests.support import REPO_ROOT
 
 #: Layers of reference_impl, lowest first; the top-level modules are below every layer.
 LAYERS: tuple[str, ...] = ("storage", "log", "spark", "read", "write", "cleanup", "cli")
-SPEC_FORBIDDEN = ("pyspark", "py4j", "pyarrow", "pytest", "delta", "deltalake", "reference_impl", "conformance",
-                  "fixtures", "tests")  # fmt: skip
+SPEC_FORBIDDEN = (
+    "pyspark",
+    "py4j",
+    "pyarrow",
+    "pytest",
+    "delta",
+    "deltalake",
+    "reference_impl",
+    "conformance",
+    "fixtures",
+    "tests",
+)
 REFERENCE_FORBIDDEN = ("conformance", "fixtures", "tests", "delta", "deltalake")
 REFERENCE_ADAPTER = "conformance/adapters/reference.py"
 SCANNED = ("spec", "reference_impl", "conformance", "fixtures", "scripts", "benchmarks")
@@ -113,8 +123,13 @@ def test_no_boundary_is_crossed() -> None:
 def test_every_package_is_scanned() -> None:
     """The scan sees the packages it guards (a rename would otherwise make the check vacuous)."""
     modules = {module_of(p.relative_to(REPO_ROOT).as_posix()) for p in _python_files()}
-    for package in ("spec.vocabulary", "reference_impl.write.writer", "conformance.adapters.reference",
-                    "conformance.suite.test_cross", "fixtures.generator.generate"):  # fmt: skip
+    for package in (
+        "spec.vocabulary",
+        "reference_impl.write.writer",
+        "conformance.adapters.reference",
+        "conformance.suite.test_cross",
+        "fixtures.generator.generate",
+    ):
         assert package in modules, f"{package} was not scanned"
 
 

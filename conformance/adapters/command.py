@@ -51,13 +51,17 @@ class CommandImplementation:
             roles |= ROLE_NAMES[role]
         profiles = tuple(
             WriterProfile(
-                name=p["name"], description=p["description"], spec=p["spec"], naming=p["naming"],
-                top_level_format=p.get("manifest"), sidecars=bool(p.get("sidecars", False)),
+                name=p["name"],
+                description=p["description"],
+                spec=p["spec"],
+                naming=p["naming"],
+                top_level_format=p.get("manifest"),
+                sidecars=bool(p.get("sidecars", False)),
                 needs_v2_table=bool(p.get("needsV2Table", False)),
                 writes_last_checkpoint=bool(p.get("writesLastCheckpoint", True)),
             )
             for p in hello.get("profiles", [])
-        )  # fmt: skip
+        )
         self.info = ImplementationInfo(
             name=name,
             version=hello["version"],
@@ -125,8 +129,14 @@ class CommandImplementation:
         return ReadResult(state=state, rows=result.get("rows"), checkpoint=result.get("checkpoint"))
 
     def write_checkpoint(self, table: Path, *, profile: str, version: int | None = None) -> None:
-        self._call({"op": "write_checkpoint", "table": str(Path(table).resolve()), "profile": profile,
-                    "version": version})  # fmt: skip
+        self._call(
+            {
+                "op": "write_checkpoint",
+                "table": str(Path(table).resolve()),
+                "profile": profile,
+                "version": version,
+            }
+        )
 
     def cleanup(self, table: Path, *, now_ms: int | None = None) -> None:
         self._call({"op": "cleanup", "table": str(Path(table).resolve()), "nowMs": now_ms})

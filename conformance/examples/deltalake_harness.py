@@ -50,12 +50,19 @@ def hello(impl: Any) -> dict[str, Any]:
         "honoursClock": False,
         "readsData": True,
         "profiles": [
-            {"name": p.name, "description": p.description, "spec": p.spec, "naming": p.naming,
-             "manifest": p.top_level_format, "sidecars": p.sidecars, "needsV2Table": p.needs_v2_table,
-             "writesLastCheckpoint": p.writes_last_checkpoint}
+            {
+                "name": p.name,
+                "description": p.description,
+                "spec": p.spec,
+                "naming": p.naming,
+                "manifest": p.top_level_format,
+                "sidecars": p.sidecars,
+                "needsV2Table": p.needs_v2_table,
+                "writesLastCheckpoint": p.writes_last_checkpoint,
+            }
             for p in info.profiles
         ],
-    }  # fmt: skip
+    }
 
 
 def handle(impl: Any, request: dict[str, Any]) -> dict[str, Any]:

@@ -103,13 +103,19 @@ def resolve_delta_jars(*, timeout_s: float = 900.0) -> list[Path]:
         )
     target.mkdir(parents=True, exist_ok=True)
     cmd = [
-        java, "-jar", str(ivy_jars[-1]),
-        "-dependency", *coord,
-        "-confs", "default",
+        java,
+        "-jar",
+        str(ivy_jars[-1]),
+        "-dependency",
+        *coord,
+        "-confs",
+        "default",
         "-m2compatible",
-        "-cache", str(cache_dir() / "ivy"),
-        "-retrieve", str(target / "[organisation]_[artifact]-[revision](-[classifier]).[ext]"),
-    ]  # fmt: skip
+        "-cache",
+        str(cache_dir() / "ivy"),
+        "-retrieve",
+        str(target / "[organisation]_[artifact]-[revision](-[classifier]).[ext]"),
+    ]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
     except subprocess.TimeoutExpired as exc:

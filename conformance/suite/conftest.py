@@ -93,6 +93,9 @@ def written(
     if result.error is not None:
         pytest.fail(f"{result.label}: the writer failed: {result.error}", pytrace=False)
     if not result.checkpoint:
-        pytest.fail(f"{result.label}: the writer reported success but no new checkpoint file appeared at "
-                    f"version {result.shape.version}", pytrace=False)  # fmt: skip
+        pytest.fail(
+            f"{result.label}: the writer reported success but no new checkpoint file appeared at "
+            f"version {result.shape.version}",
+            pytrace=False,
+        )
     return result

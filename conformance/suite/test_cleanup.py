@@ -85,8 +85,16 @@ def cleaned(
             cleaner.cleanup(path, now_ms=case.now_ms if cleaner.info.honours_clock else None)
         except AdapterError as exc:
             error = exc
-        _CLEANED[key] = CleanedTable(cleaner.info.name, case, path, before, listing(path), data_before,
-                                     listing(path, outside_log=True), error)  # fmt: skip
+        _CLEANED[key] = CleanedTable(
+            cleaner.info.name,
+            case,
+            path,
+            before,
+            listing(path),
+            data_before,
+            listing(path, outside_log=True),
+            error,
+        )
     result = _CLEANED[key]
     if result.error is not None and result.error.code != result.case.expected_error:
         pytest.fail(f"{result.label}: the cleaner failed: {result.error}", pytrace=False)
@@ -218,12 +226,14 @@ def test_reader_reads_every_remaining_version(cleaned: CleanedTable, reader: Imp
     for version in sorted({oldest, LATEST}):
         where = f"{cleaned.label}, version {version} read by {info.name}"
         try:
-            result = reader.read(cleaned.path, version=version,
-                                 now_ms=cleaned.case.now_ms if info.honours_clock else None)  # fmt: skip
+            result = reader.read(
+                cleaned.path, version=version, now_ms=cleaned.case.now_ms if info.honours_clock else None
+            )
         except AdapterError as exc:
             pytest.fail(f"{where}: {exc.code}: {exc.message}", pytrace=False)
-        assert_states_equal(cleaned.case.states[version], result.state, context=where,
-                            ignore=sorted(info.unavailable_fields))  # fmt: skip
+        assert_states_equal(
+            cleaned.case.states[version], result.state, context=where, ignore=sorted(info.unavailable_fields)
+        )
 
 
 @pytest.mark.requirement("CKPT-CLEAN-009", "CKPT-CLEAN-017")
@@ -242,8 +252,10 @@ def test_expired_files_are_deleted(cleaned: CleanedTable) -> None:
     case = cleaned.case
     keep = case.cutoff_checkpoint
     if keep is None or case.expected_error is not None:
-        pytest.skip(f"n.a.: in {case.name} nothing may be deleted (no checkpoint at or before the cutoff "
-                    "commit, or a writer feature the cleaner must refuse)")  # fmt: skip
+        pytest.skip(
+            f"n.a.: in {case.name} nothing may be deleted (no checkpoint at or before the cutoff "
+            "commit, or a writer feature the cleaner must refuse)"
+        )
     where = cleaned.label
     deleted_commits = cleaned.versions({LogFileKind.COMMIT}, cleaned.deleted)
     assert deleted_commits == list(range(keep)), (
@@ -270,9 +282,13 @@ def _compatibility_checkpoints(cleaned: CleanedTable) -> tuple[int, list[str], l
     uuid_named = [n for n in case.checkpoints[newest] if parse_name(n).kind is LogFileKind.CHECKPOINT_UUID]
     if not uuid_named or case.cutoff_checkpoint is None or case.expected_error is not None:
         pytest.skip(f"n.a.: {case.name} has no UUID-named newest checkpoint, or nothing expires")
-    written = [n for n in sorted(set(cleaned.after) - set(cleaned.before))
-               if "/" not in n and parse_name(n).kind is LogFileKind.CHECKPOINT_CLASSIC
-               and parse_name(n).version == newest]  # fmt: skip
+    written = [
+        n
+        for n in sorted(set(cleaned.after) - set(cleaned.before))
+        if "/" not in n
+        and parse_name(n).kind is LogFileKind.CHECKPOINT_CLASSIC
+        and parse_name(n).version == newest
+    ]
     return newest, uuid_named, written
 
 

@@ -47,8 +47,10 @@ def test_reader_fixture(
                 f"{where}: expected error {code}, the reader reported {exc.code}: {exc.message}"
             )
             return
-        pytest.fail(f"{where}: expected error {code}, the reader returned version {result.state.version}",
-                    pytrace=False)  # fmt: skip
+        pytest.fail(
+            f"{where}: expected error {code}, the reader returned version {result.state.version}",
+            pytrace=False,
+        )
     try:
         result = reader.read(table, version=version, now_ms=now)
     except AdapterError as exc:

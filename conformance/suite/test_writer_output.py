@@ -78,8 +78,15 @@ def test_checkpoint_kind_matches_spec_and_feature(written: WrittenTable) -> None
     assert supports or not v2, f"{written.label}: V2 checkpoint on a table without v2Checkpoint"
 
 
-@pytest.mark.requirement("CKPT-CONTENT-001", "CKPT-CONTENT-002", "CKPT-CONTENT-004", "CKPT-CONTENT-005",
-                         "CKPT-CONTENT-006", "CKPT-CONTENT-008", "CKPT-CONTENT-009")  # fmt: skip
+@pytest.mark.requirement(
+    "CKPT-CONTENT-001",
+    "CKPT-CONTENT-002",
+    "CKPT-CONTENT-004",
+    "CKPT-CONTENT-005",
+    "CKPT-CONTENT-006",
+    "CKPT-CONTENT-008",
+    "CKPT-CONTENT-009",
+)
 def test_checkpoint_holds_exactly_the_state(written: WrittenTable) -> None:
     """The actions in the checkpoint files are exactly the state of the version (by construction).
 
@@ -97,12 +104,18 @@ def test_checkpoint_holds_exactly_the_state(written: WrittenTable) -> None:
     adds = d.actions("add")
     has_json_stats = all("stats" in a for a in adds)
     state = TableState.build(
-        version=written.shape.version, protocol=protocols[0], metadata=metadatas[0], files=adds,
-        tombstones=d.actions("remove"), txns=d.actions("txn"), domain_metadata=d.actions("domainMetadata"),
-    )  # fmt: skip
+        version=written.shape.version,
+        protocol=protocols[0],
+        metadata=metadatas[0],
+        files=adds,
+        tombstones=d.actions("remove"),
+        txns=d.actions("txn"),
+        domain_metadata=d.actions("domainMetadata"),
+    )
     ignore = [] if has_json_stats else ["files.stats"]
-    assert_states_equal(written.shape.state, state, context=f"{written.label}: checkpoint content vs expected",
-                        ignore=ignore)  # fmt: skip
+    assert_states_equal(
+        written.shape.state, state, context=f"{written.label}: checkpoint content vs expected", ignore=ignore
+    )
 
 
 @pytest.mark.requirement("CKPT-CONTENT-010", "CKPT-V2-014")

@@ -198,8 +198,12 @@ def remove(
     tags: Mapping[str, str] | None = None,
     deletion_vector: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    body: dict[str, Any] = {"path": path, "dataChange": True, "extendedFileMetadata": True,
-                            "partitionValues": dict(partition_values or {})}  # fmt: skip
+    body: dict[str, Any] = {
+        "path": path,
+        "dataChange": True,
+        "extendedFileMetadata": True,
+        "partitionValues": dict(partition_values or {}),
+    }
     if deletion_timestamp is not None:
         body["deletionTimestamp"] = deletion_timestamp
     if size is not None:
@@ -409,13 +413,15 @@ class TableBuilder:
         action: dict[str, Any] = {"id": table_id}
         if self.name:
             action["name"] = self.name
-        action.update({
-            "format": {"provider": "parquet", "options": {}},
-            "schemaString": json.dumps(self.schema_json(), separators=(",", ":")),
-            "partitionColumns": list(self.partition_columns),
-            "configuration": dict(self.configuration),
-            "createdTime": created,
-        })  # fmt: skip
+        action.update(
+            {
+                "format": {"provider": "parquet", "options": {}},
+                "schemaString": json.dumps(self.schema_json(), separators=(",", ":")),
+                "partitionColumns": list(self.partition_columns),
+                "configuration": dict(self.configuration),
+                "createdTime": created,
+            }
+        )
         return action
 
     # -- commits ----------------------------------------------------------------------------
@@ -424,8 +430,14 @@ class TableBuilder:
         """Write the next commit with ``actions`` (a ``commitInfo`` is prepended) and apply them."""
         version = self.version + 1
         timestamp = self.clock.tick()
-        info = {"commitInfo": {"timestamp": timestamp, "operation": operation, "operationParameters": {},
-                               "engineInfo": ENGINE_INFO}}  # fmt: skip
+        info = {
+            "commitInfo": {
+                "timestamp": timestamp,
+                "operation": operation,
+                "operationParameters": {},
+                "engineInfo": ENGINE_INFO,
+            }
+        }
         write_commit(self.root, version, [info, *actions], mtime_ms=timestamp, exclusive=True)
         self.version = version
         for action in actions:
@@ -523,8 +535,10 @@ class TableBuilder:
     def set_features(self, reader_features: Iterable[str] = (), writer_features: Iterable[str] = ()) -> int:
         self._reader_features |= set(reader_features)
         self._writer_features |= set(writer_features)
-        return self.commit([{"protocol": protocol_for(self._reader_features, self._writer_features)}],
-                           operation="UPGRADE PROTOCOL")  # fmt: skip
+        return self.commit(
+            [{"protocol": protocol_for(self._reader_features, self._writer_features)}],
+            operation="UPGRADE PROTOCOL",
+        )
 
     def txn(self, app_id: str, version: int, *, last_updated: int | None = None) -> int:
         updated = last_updated if last_updated is not None else self.clock.now_ms

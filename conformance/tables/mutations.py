@@ -42,9 +42,13 @@ def delete_checkpoints_before(log_dir: Path, version: int) -> list[str]:
 
 def write_hint(log_dir: Path, content: str | bytes | dict[str, Any]) -> None:
     """Replace ``_last_checkpoint`` with ``content`` (a dict is written as compact JSON)."""
-    data = content if isinstance(content, bytes) else (
-        json.dumps(content, separators=(",", ":")) if isinstance(content, dict) else content
-    ).encode("utf-8")  # fmt: skip
+    data = (
+        content
+        if isinstance(content, bytes)
+        else (json.dumps(content, separators=(",", ":")) if isinstance(content, dict) else content).encode(
+            "utf-8"
+        )
+    )
     (log_dir / LAST_CHECKPOINT).write_bytes(data)
 
 

@@ -223,9 +223,11 @@ def _build_v2(
 ) -> BuiltTable:
     with temporary_conf(spark, {PART_SIZE: "2", TOP_LEVEL_FORMAT: fmt}):
         _create(
-            spark, path, "id BIGINT",
+            spark,
+            path,
+            "id BIGINT",
             {"delta.checkpointInterval": str(interval), "delta.checkpointPolicy": "v2"},
-        )  # fmt: skip
+        )
         for i in range(commits):
             _append(spark, path, i * 4, 4, parts=2)
     built = _describe(name, path, expected_kind="uuid")
@@ -308,9 +310,11 @@ def build_deletion_vectors(spark: SparkSession, path: Path) -> BuiltTable:
     ``(path, deletionVector unique id)``.
     """
     _create(
-        spark, path, "id BIGINT",
+        spark,
+        path,
+        "id BIGINT",
         {"delta.checkpointInterval": "2", "delta.enableDeletionVectors": "true"},
-    )  # fmt: skip
+    )
     _append(spark, path, 0, 10, parts=2)  # v1
     spark.sql(f"DELETE FROM delta.`{path}` WHERE id IN (1, 7)")  # v2 (checkpoint)
     spark.sql(f"DELETE FROM delta.`{path}` WHERE id IN (2, 3)")  # v3
@@ -323,9 +327,13 @@ def build_partitioned(spark: SparkSession, path: Path) -> BuiltTable:
     for i in range(3):
         (
             spark.range(i * 4, i * 4 + 4, 1, 1)
-            .selectExpr("id", "CASE WHEN id % 3 = 2 THEN NULL ELSE concat('p', cast(id % 3 AS STRING)) END AS part")
-            .write.format("delta").mode("append").save(str(path))
-        )  # fmt: skip
+            .selectExpr(
+                "id", "CASE WHEN id % 3 = 2 THEN NULL ELSE concat('p', cast(id % 3 AS STRING)) END AS part"
+            )
+            .write.format("delta")
+            .mode("append")
+            .save(str(path))
+        )
     spark.sql(f"DELETE FROM delta.`{path}` WHERE part = 'p0'")
     return _describe("partitioned", path, expected_kind="classic")
 
@@ -369,9 +377,11 @@ def build_removes(spark: SparkSession, path: Path) -> BuiltTable:
     clock 2 hours ahead every tombstone is past it (the readers, not the writer, must drop them).
     """
     _create(
-        spark, path, "id BIGINT",
+        spark,
+        path,
+        "id BIGINT",
         {"delta.checkpointInterval": "3", "delta.deletedFileRetentionDuration": "interval 1 hours"},
-    )  # fmt: skip
+    )
     _append(spark, path, 0, 4, parts=2)  # v1
     spark.range(10, 14, 1, 2).write.format("delta").mode("overwrite").save(
         str(path)
@@ -415,9 +425,12 @@ def build_deltalake_plain(path: Path) -> BuiltTable:
 
     for i in range(4):
         _deltalake_append(
-            path, i * 4, 4, partition_by=["part"],
+            path,
+            i * 4,
+            4,
+            partition_by=["part"],
             commit_properties=CommitProperties(app_transactions=[Transaction(app_id="dl-app", version=i)]),
-        )  # fmt: skip
+        )
     DeltaTable(str(path)).create_checkpoint()
     DeltaTable(str(path)).delete("id = 5")
     return _describe(
@@ -546,21 +559,26 @@ def build_rich(spark: SparkSession, path: Path) -> Shape:
     | 6 | ``DELETE part = 'p0'``: whole files removed (tombstones) |
     """
     _create_without_checkpoints(
-        spark, path, "id BIGINT, name STRING, part STRING",
+        spark,
+        path,
+        "id BIGINT, name STRING, part STRING",
         {"delta.enableDeletionVectors": "true", "delta.enableRowTracking": "true"},
         "PARTITIONED BY (part)",
-    )  # fmt: skip
+    )
     for i, (app, version) in enumerate((("app-a", "1"), ("app-b", "7"), ("app-a", "2"))):
         (
             spark.range(i * 100, i * 100 + 30, 1, 2)
             .selectExpr(
-                "id", "concat('n', id) AS name",
+                "id",
+                "concat('n', id) AS name",
                 "CASE WHEN id % 3 = 2 THEN NULL ELSE concat('p', cast(id % 3 AS STRING)) END AS part",
             )
-            .write.format("delta").mode("append")
-            .option("txnAppId", app).option("txnVersion", version)
+            .write.format("delta")
+            .mode("append")
+            .option("txnAppId", app)
+            .option("txnVersion", version)
             .save(str(path))
-        )  # fmt: skip
+        )
     spark.sql(f"DELETE FROM delta.`{path}` WHERE id = 1")
     spark.sql(f"DELETE FROM delta.`{path}` WHERE id = 4")
     spark.sql(f"DELETE FROM delta.`{path}` WHERE part = 'p0'")
@@ -588,12 +606,21 @@ def build_files_10k(path: Path, *, v2: bool) -> Shape:
         for i in range(FILES_10K)
     ]
     removes = [
-        remove(f"part-{i:05d}-00000000-0000-4000-8000-{i:012d}-c000.snappy.parquet", deletion_timestamp=stamp,
-               size=500 + i % 97)
+        remove(
+            f"part-{i:05d}-00000000-0000-4000-8000-{i:012d}-c000.snappy.parquet",
+            deletion_timestamp=stamp,
+            size=500 + i % 97,
+        )
         for i in range(FILES_10K_REMOVED)
-    ]  # fmt: skip
-    write_log(path, [[proto, metadata(table_schema, configuration=configuration)], [commit_info(), *adds],
-                     [commit_info(), *removes]])  # fmt: skip
+    ]
+    write_log(
+        path,
+        [
+            [proto, metadata(table_schema, configuration=configuration)],
+            [commit_info(), *adds],
+            [commit_info(), *removes],
+        ],
+    )
     return Shape("files_10k", "v2" if v2 else "classic", path, 2, has_data=False)
 
 

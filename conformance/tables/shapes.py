@@ -49,9 +49,16 @@ class BuiltShape:
     now_ms: int
 
 
-def new_table(path: Path, variant: str, *, partitioned: bool = False, write_data: bool = True,
-             config: dict[str, str] | None = None, readers: tuple[str, ...] = (),
-             writers: tuple[str, ...] = ()) -> TableBuilder:  # fmt: skip
+def new_table(
+    path: Path,
+    variant: str,
+    *,
+    partitioned: bool = False,
+    write_data: bool = True,
+    config: dict[str, str] | None = None,
+    readers: tuple[str, ...] = (),
+    writers: tuple[str, ...] = (),
+) -> TableBuilder:
     """A created table (version 0) in ``variant``; tombstones and log files never expire unless
     ``config`` overrides the retention properties."""
     columns = [Column("id", "long"), Column("value", "string")] + (
@@ -62,10 +69,17 @@ def new_table(path: Path, variant: str, *, partitioned: bool = False, write_data
     if variant == "v2":
         configuration.update(_V2)
         reader_features.add("v2Checkpoint")
-    b = TableBuilder(path, columns=columns, partition_columns=["part"] if partitioned else [],
-                     configuration=configuration, reader_features=reader_features,
-                     writer_features=writer_features, clock=Clock(), ids=Ids(f"{path.name}-{variant}"),
-                     write_data=write_data)  # fmt: skip
+    b = TableBuilder(
+        path,
+        columns=columns,
+        partition_columns=["part"] if partitioned else [],
+        configuration=configuration,
+        reader_features=reader_features,
+        writer_features=writer_features,
+        clock=Clock(),
+        ids=Ids(f"{path.name}-{variant}"),
+        write_data=write_data,
+    )
     b.create()
     return b
 

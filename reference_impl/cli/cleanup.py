@@ -44,15 +44,27 @@ def register(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_table_argument(parser)
-    parser.add_argument("--retention", metavar="DURATION",
-                        help="log retention (default: delta.logRetentionDuration, else 30 days)")  # fmt: skip
-    parser.add_argument("--sidecar-retention", metavar="DURATION",
-                        help="sidecar window (default: the log cutoff); at least 1 day")  # fmt: skip
-    parser.add_argument("--now", metavar="TIMESTAMP",
-                        help="the clock: ms since the epoch or ISO-8601 (UTC unless stated); default: now")  # fmt: skip
+    parser.add_argument(
+        "--retention",
+        metavar="DURATION",
+        help="log retention (default: delta.logRetentionDuration, else 30 days)",
+    )
+    parser.add_argument(
+        "--sidecar-retention",
+        metavar="DURATION",
+        help="sidecar window (default: the log cutoff); at least 1 day",
+    )
+    parser.add_argument(
+        "--now",
+        metavar="TIMESTAMP",
+        help="the clock: ms since the epoch or ISO-8601 (UTC unless stated); default: now",
+    )
     parser.add_argument("--dry-run", action="store_true", help="print the plan; change nothing")
-    parser.add_argument("--verify-all-versions", action="store_true",
-                        help="check the state of every kept version, not only the oldest and the latest")  # fmt: skip
+    parser.add_argument(
+        "--verify-all-versions",
+        action="store_true",
+        help="check the state of every kept version, not only the oldest and the latest",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     add_json_flag(parser)
     parser.set_defaults(func=run)

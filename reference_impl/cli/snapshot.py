@@ -23,8 +23,13 @@ def register(sub: Any) -> None:
     )
     add_table_argument(parser)
     add_version_argument(parser, "version to reconstruct")
-    parser.add_argument("--now", type=int, default=None, metavar="MS",
-                        help="clock for tombstone/txn expiry, ms since epoch (default: now)")  # fmt: skip
+    parser.add_argument(
+        "--now",
+        type=int,
+        default=None,
+        metavar="MS",
+        help="clock for tombstone/txn expiry, ms since epoch (default: now)",
+    )
     add_json_flag(parser)
     parser.set_defaults(func=run)
 

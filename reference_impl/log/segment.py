@@ -80,9 +80,12 @@ def _hint_names(instance: CheckpointInstance, hint: LastCheckpoint) -> bool:
 
 
 def _classify_hint(
-    listing: LogListing, hint: LastCheckpoint | None, why_corrupt: str | None,
-    chosen: CheckpointInstance | None, requested: int | None,
-) -> Hint:  # fmt: skip
+    listing: LogListing,
+    hint: LastCheckpoint | None,
+    why_corrupt: str | None,
+    chosen: CheckpointInstance | None,
+    requested: int | None,
+) -> Hint:
     if hint is None:
         return Hint(HintState.CORRUPT, None, why_corrupt) if why_corrupt else Hint(HintState.MISSING)
     latest = listing.latest_version

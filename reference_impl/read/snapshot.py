@@ -264,8 +264,11 @@ def _replay_non_file(
             if value.get("removed"):
                 domains.pop(value["domain"], None)
             else:
-                domains[value["domain"]] = {"domain": value["domain"], "configuration": value.get("configuration"),
-                                            "removed": False}  # fmt: skip
+                domains[value["domain"]] = {
+                    "domain": value["domain"],
+                    "configuration": value.get("configuration"),
+                    "removed": False,
+                }
     if protocol is None:
         raise MissingProtocol("no protocol action in the log", path=str(log_dir))
     if metadata is None:

@@ -59,8 +59,12 @@ def test_deletion_vector_is_part_of_file_identity() -> None:
     diffs = diff_states(with_dv, without)
     assert "files: missing in actual: a (dv uabc@1)" in diffs and "files: extra in actual: a" in diffs
     partial = state([{"path": "a", "deletionVector": {"cardinality": 2}}])
-    ignore = ["files.deletionVector.storageType", "files.deletionVector.pathOrInlineDv",
-              "files.deletionVector.offset", "files.deletionVector.sizeInBytes"]  # fmt: skip
+    ignore = [
+        "files.deletionVector.storageType",
+        "files.deletionVector.pathOrInlineDv",
+        "files.deletionVector.offset",
+        "files.deletionVector.sizeInBytes",
+    ]
     assert diff_states(with_dv, partial, ignore=ignore) == []
     wrong = state([{"path": "a", "deletionVector": {"cardinality": 3}}])
     assert diff_states(with_dv, wrong, ignore=ignore) == [
@@ -104,8 +108,11 @@ def test_schema_string_compares_parsed_json() -> None:
 
 def test_txns_domains_tombstones_keyed() -> None:
     """txns by appId, domains by domain, tombstones by path."""
-    a = state(txns=[{"appId": "x", "version": 1, "lastUpdated": 5}], domain_metadata=[{"domain": "d", "configuration": "1"}],
-              tombstones=[{"path": "t", "deletionTimestamp": 9}])  # fmt: skip
+    a = state(
+        txns=[{"appId": "x", "version": 1, "lastUpdated": 5}],
+        domain_metadata=[{"domain": "d", "configuration": "1"}],
+        tombstones=[{"path": "t", "deletionTimestamp": 9}],
+    )
     b = state(
         txns=[{"appId": "x", "version": 2, "lastUpdated": 6}],
         domain_metadata=[{"domain": "d", "configuration": "2"}],

@@ -37,9 +37,19 @@ def _run(
     expectations: Path | None = None,
     module: str = "test_reader_fixtures",
 ) -> pytest.RunResult:
-    args = ["-p", "no:cacheprovider", "--pyargs", f"conformance.suite.{module}",
-            "--impl-cmd", f"fake={sys.executable} {HARNESS}", "--fixtures-dir", str(fixtures),
-            "--ckpt-results", str(pytester.path / "results.json"), *extra]  # fmt: skip
+    args = [
+        "-p",
+        "no:cacheprovider",
+        "--pyargs",
+        f"conformance.suite.{module}",
+        "--impl-cmd",
+        f"fake={sys.executable} {HARNESS}",
+        "--fixtures-dir",
+        str(fixtures),
+        "--ckpt-results",
+        str(pytester.path / "results.json"),
+        *extra,
+    ]
     if expectations is not None:
         args += ["--expectations-dir", str(expectations)]
     return pytester.runpytest_subprocess(*args)
@@ -52,8 +62,9 @@ def _latest_state(fixtures: Path) -> Path:
 
 
 @pytest.mark.requirement("CKPT-READ-001")
-def test_matching_state_passes_and_wrong_version_state_fails(pytester: pytest.Pytester, one_case: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_matching_state_passes_and_wrong_version_state_fails(
+    pytester: pytest.Pytester, one_case: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A reader returning the latest state passes that expectation and fails the older one, naming the field.
 
     Spec: CKPT-READ-001
@@ -89,13 +100,20 @@ def test_cleaner_that_loses_history_fails(
     "A cleaner MUST NOT delete any commit file whose timestamp, … is later than the cutoff timestamp …"
     """
     monkeypatch.setenv("FAKE_PURGE", "1")
-    result = _run(pytester, one_case, "-k", "(remaining_commits or only_expired) and fake-classic",
-                  module="test_cleanup")  # fmt: skip
+    result = _run(
+        pytester,
+        one_case,
+        "-k",
+        "(remaining_commits or only_expired) and fake-classic",
+        module="test_cleanup",
+    )
     result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines([
-        "*classic cleaned by fake*oldest remaining commit 8 has no complete checkpoint*",
-        "*00000000000000000006.json: version 6 is after the cutoff commit 5*",
-    ])  # fmt: skip
+    result.stdout.fnmatch_lines(
+        [
+            "*classic cleaned by fake*oldest remaining commit 8 has no complete checkpoint*",
+            "*00000000000000000006.json: version 6 is after the cutoff commit 5*",
+        ]
+    )
 
 
 def test_expected_error_code_is_compared(
@@ -118,8 +136,9 @@ def test_protocol_violation_is_reported(
     assert result.ret != 0
 
 
-def test_strict_xfail_that_passes_fails_the_run(pytester: pytest.Pytester, one_case: Path,
-                                                monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:  # fmt: skip
+def test_strict_xfail_that_passes_fails_the_run(
+    pytester: pytest.Pytester, one_case: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """An xfail entry for a test that passes makes the run fail (strict), and is recorded as xpassed."""
     monkeypatch.setenv("FAKE_STATE", str(_latest_state(one_case)))
     expectations = tmp_path / "exp"
@@ -135,8 +154,9 @@ def test_strict_xfail_that_passes_fails_the_run(pytester: pytest.Pytester, one_c
     assert latest["outcome"] == "xpassed", latest
 
 
-def test_unused_expectation_is_an_error(pytester: pytest.Pytester, one_case: Path, tmp_path: Path,
-                                        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_unused_expectation_is_an_error(
+    pytester: pytest.Pytester, one_case: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """With --strict-expectations an entry that matches no test stops the run at collection."""
     monkeypatch.setenv("FAKE_STATE", str(_latest_state(one_case)))
     expectations = tmp_path / "exp"

@@ -61,9 +61,16 @@ def _write_commit(table: Path, version: int, actions: list[dict[str, object]]) -
 
 
 @pytest.mark.requirement(
-    "CKPT-CLEAN-001", "CKPT-CLEAN-002", "CKPT-CLEAN-003", "CKPT-CLEAN-009", "CKPT-CLEAN-010",
-    "CKPT-CLEAN-013", "CKPT-CLEAN-015", "CKPT-CLEAN-017", "CKPT-COMPAT-004",
-)  # fmt: skip
+    "CKPT-CLEAN-001",
+    "CKPT-CLEAN-002",
+    "CKPT-CLEAN-003",
+    "CKPT-CLEAN-009",
+    "CKPT-CLEAN-010",
+    "CKPT-CLEAN-013",
+    "CKPT-CLEAN-015",
+    "CKPT-CLEAN-017",
+    "CKPT-COMPAT-004",
+)
 def test_cleanup_deletes_exactly_the_expired_files(
     delta_spark: SparkSession, cleanup_tables: CleanupTables
 ) -> None:
@@ -121,11 +128,15 @@ def test_every_reader_reads_every_kept_version(
         if version in cleaned.states:
             assert ours.comparable() == cleaned.states[version].comparable(), f"v{version} changed"
         label = f"{table} v{version} after cleanup"
-        assert_states_equal(ours, delta_spark_state(delta_spark, str(table), version),
-                            context=f"{label}: reference reader vs delta-spark")  # fmt: skip
+        assert_states_equal(
+            ours,
+            delta_spark_state(delta_spark, str(table), version),
+            context=f"{label}: reference reader vs delta-spark",
+        )
         rust = deltalake_state(table, version)
-        assert_states_equal(ours, rust, context=f"{label}: reference reader vs deltalake",
-                            ignore=unavailable_fields(rust))  # fmt: skip
+        assert_states_equal(
+            ours, rust, context=f"{label}: reference reader vs deltalake", ignore=unavailable_fields(rust)
+        )
     with pytest.raises(VersionNotFound) as info:
         read_snapshot(delta_spark, table, version=3, now_ms=NOW)
     assert (
@@ -138,8 +149,13 @@ def test_every_reader_reads_every_kept_version(
         deltalake.DeltaTable(str(table), version=3)
 
 
-def _spark_vs_ours(spark: SparkSession, cleanup_tables: CleanupTables, tmp_path: Path, now: int,
-                   ours_after: frozenset[str] | None = None) -> tuple[set[str], set[str], set[str], set[str]]:  # fmt: skip
+def _spark_vs_ours(
+    spark: SparkSession,
+    cleanup_tables: CleanupTables,
+    tmp_path: Path,
+    now: int,
+    ours_after: frozenset[str] | None = None,
+) -> tuple[set[str], set[str], set[str], set[str]]:
     """(ours - spark, spark - ours) deleted, and (ours, spark) created non-hidden files, on copies of the base."""
     theirs = cleanup_tables.copy(tmp_path / "delta-spark")
     before = log_files(theirs.path)
@@ -174,8 +190,9 @@ def test_same_deletions_as_delta_spark_but_the_compaction(
     cutoff checkpoint's version."
     """
     cleaned = cleanup_tables.cleaned()
-    only_ours, only_spark, ours_new, spark_new = _spark_vs_ours(delta_spark, cleanup_tables, tmp_path, NOW,
-                                                                cleaned.after)  # fmt: skip
+    only_ours, only_spark, ours_new, spark_new = _spark_vs_ours(
+        delta_spark, cleanup_tables, tmp_path, NOW, cleaned.after
+    )
     assert only_ours == {cleaned.base.compaction}, "D7"
     assert only_spark == set()
     assert ours_new == spark_new == {classic_checkpoint_name(6)}
@@ -195,11 +212,13 @@ def test_delta_spark_boundary_divergence(
     commit's version …"
     """
     base = cleanup_tables.base()
-    only_ours, only_spark, ours_new, spark_new = _spark_vs_ours(delta_spark, cleanup_tables, tmp_path,
-                                                                NOW + MS_PER_DAY)  # fmt: skip
+    only_ours, only_spark, ours_new, spark_new = _spark_vs_ours(
+        delta_spark, cleanup_tables, tmp_path, NOW + MS_PER_DAY
+    )
     d12 = {base.checkpoints[4], crc_name(4), commit_name(4), crc_name(5), commit_name(5)} | _sidecars(base, 4)
-    d12_with_checksums = d12 | {f".{n}.crc" if "/" not in n else f"{SIDECAR_DIR}/.{n.split('/')[1]}.crc"
-                                for n in d12}  # fmt: skip
+    d12_with_checksums = d12 | {
+        f".{n}.crc" if "/" not in n else f"{SIDECAR_DIR}/.{n.split('/')[1]}.crc" for n in d12
+    }
     assert only_ours == {base.compaction}, "D7"
     assert only_spark == d12_with_checksums, "D12"
     assert ours_new == spark_new == {classic_checkpoint_name(6)}
@@ -238,11 +257,18 @@ def test_compatibility_checkpoint_carries_the_state(
     ours = read_snapshot(delta_spark, table, now_ms=NOW).table_state()
     assert ours.source["checkpoint"]["files"] == [classic_checkpoint_name(6)]
     assert ours.comparable() == cleaned.states[6].comparable()
-    assert_states_equal(ours, delta_spark_state(delta_spark, str(table)),
-                        context=f"{table} without the UUID-named file: reference reader vs delta-spark")  # fmt: skip
+    assert_states_equal(
+        ours,
+        delta_spark_state(delta_spark, str(table)),
+        context=f"{table} without the UUID-named file: reference reader vs delta-spark",
+    )
     rust = deltalake_state(table)
-    assert_states_equal(ours, rust, context=f"{table} without the UUID-named file: reference reader vs deltalake",
-                        ignore=unavailable_fields(rust))  # fmt: skip
+    assert_states_equal(
+        ours,
+        rust,
+        context=f"{table} without the UUID-named file: reference reader vs deltalake",
+        ignore=unavailable_fields(rust),
+    )
 
 
 def _reference_by_uri(base: Base, version: int) -> list[str]:
@@ -288,8 +314,11 @@ def test_shared_sidecars_survive_until_their_last_checkpoint_goes(
     assert all(kept[s].referenced_by == (base.checkpoints[3],) for s in shared)
     ours = read_snapshot(delta_spark, base.path, version=3, now_ms=NOW).table_state()
     assert {s.rsplit("/", 1)[1] for s in shared} <= set(ours.source["checkpoint"]["sidecars"])
-    assert_states_equal(ours, delta_spark_state(delta_spark, str(base.path), 3),
-                        context="version 3 from the checkpoint that shares the sidecars")  # fmt: skip
+    assert_states_equal(
+        ours,
+        delta_spark_state(delta_spark, str(base.path), 3),
+        context="version 3 from the checkpoint that shares the sidecars",
+    )
 
     second = cleanup(base.path, now_ms=NOW, sidecar_retention_ms=10 * MS_PER_DAY, spark=delta_spark)
     assert set(second.deleted_paths()) == {base.checkpoints[3], crc_name(3), commit_name(3)}
@@ -409,8 +438,9 @@ def delta_snapshot_protocol(base: Base) -> dict[str, list[str]]:
     return protocol
 
 
-def test_disabled_cleanup_deletes_nothing(delta_spark: SparkSession, cleanup_tables: CleanupTables,
-                                          tmp_path: Path) -> None:  # fmt: skip
+def test_disabled_cleanup_deletes_nothing(
+    delta_spark: SparkSession, cleanup_tables: CleanupTables, tmp_path: Path
+) -> None:
     """``delta.enableExpiredLogCleanup = false``: nothing is written or deleted, and the result says why."""
     base = cleanup_tables.copy(tmp_path / "table")
     commit3 = [json.loads(line) for line in (base.log_dir / commit_name(3)).read_text().splitlines()]

@@ -53,8 +53,11 @@ def _assert_reads(
     for version in versions:
         ours = read_snapshot(spark, table, version=version, now_ms=NOW).table_state()
         assert ours.comparable() == cleaned.states[version].comparable(), f"{when}: version {version} changed"
-    assert_states_equal(cleaned.states[6], delta_spark_state(spark, str(table)),
-                        context=f"{table} {when}: state before the cleanup vs delta-spark now")  # fmt: skip
+    assert_states_equal(
+        cleaned.states[6],
+        delta_spark_state(spark, str(table)),
+        context=f"{table} {when}: state before the cleanup vs delta-spark now",
+    )
 
 
 @pytest.mark.spark

@@ -137,8 +137,11 @@ def test_plan_keeps_the_newest_checkpoint_before_the_cutoff_commit(tmp_path: Pat
     commit's version, and SHOULD delete the commits, checkpoint files and checksum files of all lower
     versions."
     """
-    log_dir = _log(tmp_path, 8, {2: [classic_checkpoint_name(2)], 4: [classic_checkpoint_name(4)],
-                                 6: [classic_checkpoint_name(6)]})  # fmt: skip
+    log_dir = _log(
+        tmp_path,
+        8,
+        {2: [classic_checkpoint_name(2)], 4: [classic_checkpoint_name(4)], 6: [classic_checkpoint_name(6)]},
+    )
     _touch(log_dir / compaction_name(1, 3), T0 + 3 * DAY + 7 * HOUR)
     _touch(log_dir / compaction_name(4, 5), T0 + 5 * DAY + 7 * HOUR)
     _touch(log_dir / compaction_name(5, 6), T0 + 6 * DAY + 7 * HOUR)
@@ -147,9 +150,19 @@ def test_plan_keeps_the_newest_checkpoint_before_the_cutoff_commit(tmp_path: Pat
     assert plan.cutoff_commit is not None and plan.cutoff_commit.version == 4
     assert plan.cutoff_checkpoint is not None and plan.cutoff_checkpoint.version == 4
     deleted = [d.name for d in plan.deletions]
-    expected_old = [crc_name(0), commit_name(0), compaction_name(1, 3), crc_name(1), commit_name(1),
-                    classic_checkpoint_name(2), crc_name(2), commit_name(2), crc_name(3), commit_name(3),
-                    compaction_name(4, 5)]  # fmt: skip
+    expected_old = [
+        crc_name(0),
+        commit_name(0),
+        compaction_name(1, 3),
+        crc_name(1),
+        commit_name(1),
+        classic_checkpoint_name(2),
+        crc_name(2),
+        commit_name(2),
+        crc_name(3),
+        commit_name(3),
+        compaction_name(4, 5),
+    ]
     assert deleted == expected_old, "deleted in version order: compaction, checkpoint, checksum, commit"
     by_name = {d.name: d for d in plan.files}
     assert by_name[commit_name(0)].companions == (f".{commit_name(0)}.crc",)
@@ -234,8 +247,14 @@ def test_only_log_files_are_candidates(tmp_path: Path) -> None:
     deleted = {d.name for d in plan.deletions}
     assert deleted == {crc_name(v) for v in range(3)} | {commit_name(v) for v in range(3)}
     kept = {d.name: d for d in plan.files if not d.delete}
-    for name in ("_last_checkpoint", "notes.txt", ".00000000000000000000.json.abc.tmp", "0.json.bak",
-                 ".delta-ckpt-staging-x/", "_staged_commits/"):  # fmt: skip
+    for name in (
+        "_last_checkpoint",
+        "notes.txt",
+        ".00000000000000000000.json.abc.tmp",
+        "0.json.bak",
+        ".delta-ckpt-staging-x/",
+        "_staged_commits/",
+    ):
         assert name in kept and kept[name].rule == "CKPT-CLEAN-007", name
 
 
@@ -257,8 +276,13 @@ def test_sidecar_decisions() -> None:
         FileInfo(".orphan-old.parquet.crc", 1, T0 - 9 * DAY),
         FileInfo(".writing.parquet.tmp", 1, T0 - 9 * DAY),
     ]
-    plan = plan_sidecars(entries, {"shared.parquet": ["a.json", "b.json"]}, cutoff_ms=cutoff, floor_ms=floor,
-                         cutoff_source="test")  # fmt: skip
+    plan = plan_sidecars(
+        entries,
+        {"shared.parquet": ["a.json", "b.json"]},
+        cutoff_ms=cutoff,
+        floor_ms=floor,
+        cutoff_source="test",
+    )
     decisions = {d.name.split("/", 1)[1]: d for d in plan.files}
     assert [d.name for d in plan.deletions] == ["_sidecars/orphan-old.parquet"]
     assert plan.deletions[0].companions == ("_sidecars/.orphan-old.parquet.crc",)

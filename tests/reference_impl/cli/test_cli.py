@@ -14,8 +14,11 @@ from spec.vocabulary import TopLevelFormat
 
 COMMANDS = ("snapshot", "checkpoint", "cleanup", "env", "conformance", "demo", "fixtures", "spec")
 #: Commands whose help carries examples (their epilog).
-EXAMPLES = {"checkpoint": "delta-ckpt checkpoint /data/t", "cleanup": "delta-ckpt cleanup /data/t --dry-run",
-            "conformance run": "delta-ckpt conformance run --impl reference"}  # fmt: skip
+EXAMPLES = {
+    "checkpoint": "delta-ckpt checkpoint /data/t",
+    "cleanup": "delta-ckpt cleanup /data/t --dry-run",
+    "conformance run": "delta-ckpt conformance run --impl reference",
+}
 
 
 def _help(capsys: pytest.CaptureFixture[str], *argv: str) -> str:

@@ -100,8 +100,12 @@ def assert_all_readers_see(
             f"{label}: delta-spark used checkpoint {used}, expected the files {sorted(checkpoint_files)}"
         )
     rust = deltalake_state(table, txn_app_ids=txn_app_ids)
-    assert_states_equal(expected, rust, context=f"{label}: state before (expected) vs deltalake after (actual)",
-                        ignore=unavailable_fields(rust))  # fmt: skip
+    assert_states_equal(
+        expected,
+        rust,
+        context=f"{label}: state before (expected) vs deltalake after (actual)",
+        ignore=unavailable_fields(rust),
+    )
     ours = read_snapshot(spark, table).table_state()
     assert_states_equal(
         expected, ours, context=f"{label}: state before (expected) vs our reader after (actual)"

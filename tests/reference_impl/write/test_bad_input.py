@@ -138,8 +138,16 @@ def _assert_one_error_line(
 
 
 @pytest.mark.spark
-@pytest.mark.requirement("CKPT-WRITE-001", "CKPT-READ-009", "CKPT-FEAT-006", "CKPT-FEAT-003", "CKPT-FEAT-005",
-                         "CKPT-PART-005", "CKPT-FEAT-001", "CKPT-FEAT-009")  # fmt: skip
+@pytest.mark.requirement(
+    "CKPT-WRITE-001",
+    "CKPT-READ-009",
+    "CKPT-FEAT-006",
+    "CKPT-FEAT-003",
+    "CKPT-FEAT-005",
+    "CKPT-PART-005",
+    "CKPT-FEAT-001",
+    "CKPT-FEAT-009",
+)
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_bad_input_is_refused_and_nothing_is_written(
     case: Case, spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -186,8 +194,10 @@ def _unwritable(directory: Path) -> Iterator[str]:
         return
     proc = subprocess.run(["chattr", "+i", str(directory)], capture_output=True, text=True, check=False)
     if proc.returncode != 0:
-        pytest.skip(f"running as root, where chmod cannot make {directory} unwritable, and chattr +i failed: "
-                    f"{proc.stderr.strip()}")  # fmt: skip
+        pytest.skip(
+            f"running as root, where chmod cannot make {directory} unwritable, and chattr +i failed: "
+            f"{proc.stderr.strip()}"
+        )
     try:
         if os.access(directory, os.W_OK):
             pytest.skip(f"running as root and chattr +i did not make {directory} unwritable here")

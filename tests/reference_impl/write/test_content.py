@@ -115,11 +115,18 @@ def build_content_table(path: Path, *, v2: bool) -> Path:
     (without the stats and tags its remove had); txn ``fresh`` only; domain ``keep`` only.
     """
     extra = {"reader_extra": ["deletionVectors"], "writer_extra": ["deletionVectors", "domainMetadata"]}
-    proto = v2_protocol(**extra) if v2 else protocol(3, 7, reader_features=["deletionVectors"],
-                                                     writer_features=["deletionVectors", "domainMetadata"])  # fmt: skip
-    config = {"delta.deletedFileRetentionDuration": "interval 1 hours",
-              "delta.setTransactionRetentionDuration": "interval 1 hours",
-              "delta.enableDeletionVectors": "true"}  # fmt: skip
+    proto = (
+        v2_protocol(**extra)
+        if v2
+        else protocol(
+            3, 7, reader_features=["deletionVectors"], writer_features=["deletionVectors", "domainMetadata"]
+        )
+    )
+    config = {
+        "delta.deletedFileRetentionDuration": "interval 1 hours",
+        "delta.setTransactionRetentionDuration": "interval 1 hours",
+        "delta.enableDeletionVectors": "true",
+    }
     if v2:
         config["delta.checkpointPolicy"] = "v2"
     fresh, old = NOW - 10 * MINUTE_MS, NOW - 2 * HOUR_MS
@@ -131,20 +138,30 @@ def build_content_table(path: Path, *, v2: bool) -> Path:
             add("p=y/b.parquet", partition_values={"p": "y"}, stats=_stats(10, 19)),
             add("p=__HIVE_DEFAULT_PARTITION__/c.parquet", partition_values={"p": None}, stats=_stats(20, 29)),
             cdc("_change_data/cdc-1.parquet"),
-            txn("fresh", 3, fresh), txn("old", 4, old), txn("undated", 5),
-            domain("keep", '{"k":1}'), domain("gone", '{"k":2}'),
+            txn("fresh", 3, fresh),
+            txn("old", 4, old),
+            txn("undated", 5),
+            domain("keep", '{"k":1}'),
+            domain("gone", '{"k":2}'),
         ],
         [
             commit_info(),
-            remove("p=y/b.parquet", deletion_timestamp=fresh, partition_values={"p": "y"}, stats=_stats(10, 19),
-                   tags={"t": "2"}),
+            remove(
+                "p=y/b.parquet",
+                deletion_timestamp=fresh,
+                partition_values={"p": "y"},
+                stats=_stats(10, 19),
+                tags={"t": "2"},
+            ),
             remove("p=x/expired.parquet", deletion_timestamp=old, partition_values={"p": "x"}),
             remove("p=x/undated.parquet", deletion_timestamp=None, partition_values={"p": "x"}),
-            add("p=x/d.parquet", partition_values={"p": "x"}, stats=_stats(30, 39), deletion_vector=CONTENT_DV),
+            add(
+                "p=x/d.parquet", partition_values={"p": "x"}, stats=_stats(30, 39), deletion_vector=CONTENT_DV
+            ),
             domain("gone", '{"k":2}', removed=True),
         ],
         [commit_info(), add("p=y/e.parquet", partition_values={"p": "y"}, stats=_stats(40, 49))],
-    ]  # fmt: skip
+    ]
     return write_log(path, commits)
 
 
@@ -241,13 +258,36 @@ def _assert_parquet_layout(path: Path) -> None:
 
 @pytest.mark.spark
 @pytest.mark.requirement(
-    "CKPT-CONTENT-002", "CKPT-CONTENT-004", "CKPT-CONTENT-005", "CKPT-CONTENT-006", "CKPT-CONTENT-007",
-    "CKPT-CONTENT-008", "CKPT-CONTENT-009", "CKPT-CONTENT-010", "CKPT-CONTENT-011", "CKPT-SCHEMA-001",
-    "CKPT-SCHEMA-003", "CKPT-SCHEMA-005", "CKPT-SCHEMA-006", "CKPT-SCHEMA-007", "CKPT-SCHEMA-008",
-    "CKPT-V1-001", "CKPT-V2-001", "CKPT-V2-002", "CKPT-V2-003", "CKPT-V2-004", "CKPT-V2-005", "CKPT-SIDE-001",
-    "CKPT-SIDE-002", "CKPT-SIDE-004", "CKPT-SIDE-010", "CKPT-SIDE-011", "CKPT-NAME-001", "CKPT-NAME-002",
+    "CKPT-CONTENT-002",
+    "CKPT-CONTENT-004",
+    "CKPT-CONTENT-005",
+    "CKPT-CONTENT-006",
+    "CKPT-CONTENT-007",
+    "CKPT-CONTENT-008",
+    "CKPT-CONTENT-009",
+    "CKPT-CONTENT-010",
+    "CKPT-CONTENT-011",
+    "CKPT-SCHEMA-001",
+    "CKPT-SCHEMA-003",
+    "CKPT-SCHEMA-005",
+    "CKPT-SCHEMA-006",
+    "CKPT-SCHEMA-007",
+    "CKPT-SCHEMA-008",
+    "CKPT-V1-001",
+    "CKPT-V2-001",
+    "CKPT-V2-002",
+    "CKPT-V2-003",
+    "CKPT-V2-004",
+    "CKPT-V2-005",
+    "CKPT-SIDE-001",
+    "CKPT-SIDE-002",
+    "CKPT-SIDE-004",
+    "CKPT-SIDE-010",
+    "CKPT-SIDE-011",
+    "CKPT-NAME-001",
+    "CKPT-NAME-002",
     "CKPT-NAME-003",
-)  # fmt: skip
+)
 @pytest.mark.parametrize("layout", LAYOUTS, ids=lambda layout: layout.id)
 def test_checkpoint_content(layout: Layout, written: WrittenLayouts) -> None:
     """The checkpoint holds exactly the reconciled state, rewritten as a checkpoint, in every layout.
@@ -325,8 +365,10 @@ def test_checkpoint_content(layout: Layout, written: WrittenLayouts) -> None:
             ), name
     if layout.id == "multi-part":
         assert sorted((parse_log_file_name(n).part, parse_log_file_name(n).num_parts) for n in tops) == [
-            (1, 3), (2, 3), (3, 3)
-        ], f"{label}: {tops} (CKPT-NAME-002)"  # fmt: skip
+            (1, 3),
+            (2, 3),
+            (3, 3),
+        ], f"{label}: {tops} (CKPT-NAME-002)"
     if spec == "v1":
         assert "checkpointMetadata" not in by_kind and "sidecar" not in by_kind, (
             f"{label}: {sorted(by_kind)} (CKPT-V1-001)"
@@ -425,9 +467,11 @@ def check_last_checkpoint(table: Path, result: CheckpointResult, label: str) -> 
         return hint
     v2 = hint["v2Checkpoint"]
     st = tops[0].stat()
-    assert (v2["path"], v2["sizeInBytes"], v2["modificationTime"]) == (tops[0].name, st.st_size, st.st_mtime_ns // 1_000_000), (
-        f"{label}: v2Checkpoint {v2['path']}/{v2['sizeInBytes']}/{v2['modificationTime']} (CKPT-LAST-006)"
-    )  # fmt: skip
+    assert (v2["path"], v2["sizeInBytes"], v2["modificationTime"]) == (
+        tops[0].name,
+        st.st_size,
+        st.st_mtime_ns // 1_000_000,
+    ), f"{label}: v2Checkpoint {v2['path']}/{v2['sizeInBytes']}/{v2['modificationTime']} (CKPT-LAST-006)"
     top_rows = rows_of(tops[0])
     non_file = [r for r in top_rows if kind_of(r) not in ("add", "remove", "sidecar")]
     sidecars = [r["sidecar"] for r in top_rows if kind_of(r) == "sidecar"]
@@ -499,10 +543,21 @@ def check_checkpoint_metadata_tags(table: Path, result: CheckpointResult, label:
 
 @pytest.mark.spark
 @pytest.mark.requirement(
-    "CKPT-LAST-001", "CKPT-LAST-002", "CKPT-LAST-003", "CKPT-LAST-004", "CKPT-LAST-005", "CKPT-LAST-006",
-    "CKPT-LAST-007", "CKPT-LAST-009", "CKPT-LAST-010", "CKPT-LAST-013", "CKPT-CKSUM-001", "CKPT-CKSUM-002",
-    "CKPT-CKSUM-003", "CKPT-V2-006",
-)  # fmt: skip
+    "CKPT-LAST-001",
+    "CKPT-LAST-002",
+    "CKPT-LAST-003",
+    "CKPT-LAST-004",
+    "CKPT-LAST-005",
+    "CKPT-LAST-006",
+    "CKPT-LAST-007",
+    "CKPT-LAST-009",
+    "CKPT-LAST-010",
+    "CKPT-LAST-013",
+    "CKPT-CKSUM-001",
+    "CKPT-CKSUM-002",
+    "CKPT-CKSUM-003",
+    "CKPT-V2-006",
+)
 @pytest.mark.parametrize("layout", LAYOUTS, ids=lambda layout: layout.id)
 def test_last_checkpoint_matches_the_files(layout: Layout, written: WrittenLayouts) -> None:
     """``_last_checkpoint`` is schema-valid, ordered, checksummed and equal to what the files on disk hold.
@@ -531,10 +586,13 @@ def build_many_actions_table(path: Path, *, files: int, txns: int) -> Path:
     adds = [
         add(f"f-{i:04d}.parquet", stats=stats_json(1, {"v": i}, {"v": i}, {"v": 0})) for i in range(files)
     ]
-    return write_log(path, [
-        [v2_protocol(), metadata(table_schema, configuration={"delta.checkpointPolicy": "v2"})],
-        [commit_info(), *adds, *[txn(f"app-{i:02d}", i) for i in range(txns)]],
-    ])  # fmt: skip
+    return write_log(
+        path,
+        [
+            [v2_protocol(), metadata(table_schema, configuration={"delta.checkpointPolicy": "v2"})],
+            [commit_info(), *adds, *[txn(f"app-{i:02d}", i) for i in range(txns)]],
+        ],
+    )
 
 
 @pytest.mark.spark
@@ -545,9 +603,14 @@ def build_many_actions_table(path: Path, *, files: int, txns: int) -> Path:
     ids=["30-sidecars-kept-31-non-file-dropped", "40-sidecars-dropped-30-non-file-kept"],
 )  # fmt: skip
 def test_v2_checkpoint_lists_dropped_beyond_30(
-    files: int, per_sidecar: int, txns: int, sidecars_listed: bool, non_file_listed: bool,
-    spark: SparkSession, tmp_path: Path,
-) -> None:  # fmt: skip
+    files: int,
+    per_sidecar: int,
+    txns: int,
+    sidecars_listed: bool,
+    non_file_listed: bool,
+    spark: SparkSession,
+    tmp_path: Path,
+) -> None:
     """``v2Checkpoint.sidecarFiles`` / ``nonFileActions`` are kept up to 30 entries and left out beyond.
 
     Spec: CKPT-LAST-008
@@ -612,10 +675,20 @@ DATA_PHYSICAL = ["col-5f1d-id", "col-8a2c-name", "col-93b7-ts", "col-0c41-day", 
 
 
 def _mapped_stats(i: int) -> str:
-    low = {"col-5f1d-id": i * 10, "col-8a2c-name": f"a{i}", "col-93b7-ts": f"2024-01-0{i + 1}T03:04:05.123Z",
-           "col-0c41-day": f"2024-02-0{i + 1}", "col-77e0-score": i + 0.5}  # fmt: skip
-    high = {"col-5f1d-id": i * 10 + 9, "col-8a2c-name": f"z{i}", "col-93b7-ts": f"2024-01-0{i + 1}T23:59:59.999Z",
-            "col-0c41-day": f"2024-02-0{i + 2}", "col-77e0-score": i + 9.25}  # fmt: skip
+    low = {
+        "col-5f1d-id": i * 10,
+        "col-8a2c-name": f"a{i}",
+        "col-93b7-ts": f"2024-01-0{i + 1}T03:04:05.123Z",
+        "col-0c41-day": f"2024-02-0{i + 1}",
+        "col-77e0-score": i + 0.5,
+    }
+    high = {
+        "col-5f1d-id": i * 10 + 9,
+        "col-8a2c-name": f"z{i}",
+        "col-93b7-ts": f"2024-01-0{i + 1}T23:59:59.999Z",
+        "col-0c41-day": f"2024-02-0{i + 2}",
+        "col-77e0-score": i + 9.25,
+    }
     nulls = dict.fromkeys(DATA_PHYSICAL, i)
     return stats_json(10 + i, low, high, nulls)
 
@@ -630,10 +703,13 @@ def build_column_mapped_table(path: Path) -> Path:
         for i, value in enumerate(["a", "b", None])
     ]
     adds.append(add(f"{PART_PHYSICAL}=a/no-stats.parquet", partition_values={PART_PHYSICAL: "a"}))
-    return write_log(path, [
-        [protocol(2, 5), metadata(MAPPED_SCHEMA, partition_columns=["part"], configuration=config)],
-        [commit_info(), *adds],
-    ])  # fmt: skip
+    return write_log(
+        path,
+        [
+            [protocol(2, 5), metadata(MAPPED_SCHEMA, partition_columns=["part"], configuration=config)],
+            [commit_info(), *adds],
+        ],
+    )
 
 
 BASE_ADD_FIELDS = ["path", "partitionValues", "size", "modificationTime", "dataChange", "tags", "deletionVector",
@@ -678,8 +754,16 @@ def _compare_parsed(parsed: Any, stats: Any, where: str) -> list[str]:
 
 
 @pytest.mark.spark
-@pytest.mark.requirement("CKPT-STATS-001", "CKPT-STATS-002", "CKPT-STATS-003", "CKPT-STATS-004", "CKPT-STATS-005",
-                         "CKPT-STATS-006", "CKPT-STATS-007", "CKPT-SCHEMA-004")  # fmt: skip
+@pytest.mark.requirement(
+    "CKPT-STATS-001",
+    "CKPT-STATS-002",
+    "CKPT-STATS-003",
+    "CKPT-STATS-004",
+    "CKPT-STATS-005",
+    "CKPT-STATS-006",
+    "CKPT-STATS-007",
+    "CKPT-SCHEMA-004",
+)
 @pytest.mark.parametrize(
     "option", ["json", "struct", "both", None], ids=["json", "struct", "both", "default"]
 )

@@ -171,12 +171,20 @@ def crash_runs(base: Base, tmp_path_factory: pytest.TempPathFactory) -> dict[str
 @pytest.mark.requirement(
     "CKPT-WRITE-003", "CKPT-WRITE-004", "CKPT-LAST-002", "CKPT-SIDE-003", "CKPT-WRITE-008"
 )
-@pytest.mark.parametrize(("case", "args", "point", "new_sidecars", "top_published"), CRASH_CASES,
-                         ids=[c[0] for c in CRASH_CASES])  # fmt: skip
+@pytest.mark.parametrize(
+    ("case", "args", "point", "new_sidecars", "top_published"), CRASH_CASES, ids=[c[0] for c in CRASH_CASES]
+)
 def test_crash_leaves_the_table_as_it_was(
-    case: str, args: tuple[str, ...], point: str, new_sidecars: int | None, top_published: bool,
-    base: Base, crash_runs: dict[str, CrashRun], delta_spark: SparkSession, deltalake: ModuleType,
-) -> None:  # fmt: skip
+    case: str,
+    args: tuple[str, ...],
+    point: str,
+    new_sidecars: int | None,
+    top_published: bool,
+    base: Base,
+    crash_runs: dict[str, CrashRun],
+    delta_spark: SparkSession,
+    deltalake: ModuleType,
+) -> None:
     """After a real crash at ``point`` every reader sees the state from before; a re-run succeeds.
 
     Spec: CKPT-WRITE-003
@@ -220,12 +228,20 @@ def test_crash_leaves_the_table_as_it_was(
     else:
         assert tops == [], f"{case}: files other than sidecars were published before the crash point: {tops}"
         used = [base.older_checkpoint]
-    assert_all_readers_see(delta_spark, table, base.state, checkpoint_files=used, txn_app_ids=base.shape.txn_app_ids,
-                           rows=base.rows, context=f"after crash:{point}")  # fmt: skip
+    assert_all_readers_see(
+        delta_spark,
+        table,
+        base.state,
+        checkpoint_files=used,
+        txn_app_ids=base.shape.txn_app_ids,
+        rows=base.rows,
+        context=f"after crash:{point}",
+    )
 
     spec = "v1" if "--spec" in args else "v2"
-    rerun = write_checkpoint(table, options=CheckpointOptions(spec=spec, actions_per_sidecar=SIDECAR_ACTIONS),
-                             spark=delta_spark)  # fmt: skip
+    rerun = write_checkpoint(
+        table, options=CheckpointOptions(spec=spec, actions_per_sidecar=SIDECAR_ACTIONS), spark=delta_spark
+    )
     assert rerun.version == version and rerun.last_checkpoint is not None, f"{case}: re-run {rerun.to_json()}"
     hint = json.loads(hint_bytes(table))
     assert hint["version"] == version, f"{case}: _last_checkpoint after the re-run: {hint}"
@@ -237,8 +253,15 @@ def test_crash_leaves_the_table_as_it_was(
     # After a crash past the top-level file, a V2 re-run adds a second UUID-named file of the same
     # version; both describe the same state, and which one a reader takes is its choice (CKPT-READ-004).
     ambiguous = spec == "v2" and top_published
-    assert_all_readers_see(delta_spark, table, base.state, checkpoint_files=None if ambiguous else rerun_tops,
-                           txn_app_ids=base.shape.txn_app_ids, rows=None, context=f"re-run after crash:{point}")  # fmt: skip
+    assert_all_readers_see(
+        delta_spark,
+        table,
+        base.state,
+        checkpoint_files=None if ambiguous else rerun_tops,
+        txn_app_ids=base.shape.txn_app_ids,
+        rows=None,
+        context=f"re-run after crash:{point}",
+    )
 
 
 def busiest_sidecar_task(spark: SparkSession, state: TableState, per_sidecar: int) -> int:
@@ -315,10 +338,11 @@ def test_retried_sidecar_task_leaves_only_complete_files(
     try:
         result = write_checkpoint(
             table,
-            options=CheckpointOptions(spec="v2", actions_per_sidecar=SIDECAR_ACTIONS,
-                                      hooks=FaultPlan(failing_tasks=((task, 1),))),
+            options=CheckpointOptions(
+                spec="v2", actions_per_sidecar=SIDECAR_ACTIONS, hooks=FaultPlan(failing_tasks=((task, 1),))
+            ),
             spark=delta_spark,
-        )  # fmt: skip
+        )
         failed = _failed_tasks(delta_spark, group)
     finally:
         delta_spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
@@ -327,8 +351,15 @@ def test_retried_sidecar_task_leaves_only_complete_files(
     assert staging_dirs(table) == [], f"{table}: staging left behind: {staging_dirs(table)}"
     _verify_referenced(table, result, base.state)
     assert json.loads(hint_bytes(table))["version"] == base.shape.version
-    assert_all_readers_see(delta_spark, table, base.state, checkpoint_files=[f.name for f in result.top_level],
-                           txn_app_ids=base.shape.txn_app_ids, rows=None, context="after a retried task")  # fmt: skip
+    assert_all_readers_see(
+        delta_spark,
+        table,
+        base.state,
+        checkpoint_files=[f.name for f in result.top_level],
+        txn_app_ids=base.shape.txn_app_ids,
+        rows=None,
+        context="after a retried task",
+    )
 
 
 @pytest.mark.spark
@@ -350,14 +381,22 @@ def test_task_failing_every_attempt_publishes_nothing(
     with pytest.raises(Exception, match=rf"(?s)injected failure of task {task}\b") as info:
         write_checkpoint(
             table,
-            options=CheckpointOptions(spec="v2", actions_per_sidecar=SIDECAR_ACTIONS,
-                                      hooks=FaultPlan(failing_tasks=((task, 2),))),
+            options=CheckpointOptions(
+                spec="v2", actions_per_sidecar=SIDECAR_ACTIONS, hooks=FaultPlan(failing_tasks=((task, 2),))
+            ),
             spark=delta_spark,
-        )  # fmt: skip
+        )
     assert published(table) == files_before, (
         f"{table}: files were published: {set(published(table)) - set(files_before)} ({info.value!s:.200})"
     )
     assert checkpoint_names(table) == names_before and hint_bytes(table) == hint_before, table
     assert staging_dirs(table) == [], f"{table}: staging left behind: {staging_dirs(table)}"
-    assert_all_readers_see(delta_spark, table, base.state, checkpoint_files=[base.older_checkpoint],
-                           txn_app_ids=base.shape.txn_app_ids, rows=None, context="after a task that always fails")  # fmt: skip
+    assert_all_readers_see(
+        delta_spark,
+        table,
+        base.state,
+        checkpoint_files=[base.older_checkpoint],
+        txn_app_ids=base.shape.txn_app_ids,
+        rows=None,
+        context="after a task that always fails",
+    )

@@ -138,8 +138,14 @@ def _expected_layout(cell: Cell, before: TableState, result: CheckpointResult) -
 @pytest.mark.spark
 @pytest.mark.delta_spark
 @pytest.mark.deltalake
-@pytest.mark.requirement("CKPT-CONTENT-001", "CKPT-WRITE-003", "CKPT-CONTENT-004", "CKPT-CONTENT-006",
-                         "CKPT-FEAT-008", "CKPT-PART-001")  # fmt: skip
+@pytest.mark.requirement(
+    "CKPT-CONTENT-001",
+    "CKPT-WRITE-003",
+    "CKPT-CONTENT-004",
+    "CKPT-CONTENT-006",
+    "CKPT-FEAT-008",
+    "CKPT-PART-001",
+)
 @pytest.mark.parametrize("cell", CELLS, ids=str)
 def test_checkpoint_read_back_by_every_reader(
     cell: Cell, delta_spark: SparkSession, deltalake: ModuleType, shapes: ShapeCache, tmp_path: Path
@@ -172,9 +178,14 @@ def test_checkpoint_read_back_by_every_reader(
     deleted = prune_commits_before(table, result.version)
     assert deleted, f"{table}: no commit before version {result.version} to delete"
     assert_all_readers_see(
-        delta_spark, table, before, checkpoint_files=[f.name for f in result.top_level],
-        txn_app_ids=shape.txn_app_ids, rows=rows, context=str(cell),
-    )  # fmt: skip
+        delta_spark,
+        table,
+        before,
+        checkpoint_files=[f.name for f in result.top_level],
+        txn_app_ids=shape.txn_app_ids,
+        rows=rows,
+        context=str(cell),
+    )
 
 
 def _rich_features(s: TableState) -> list[str]:

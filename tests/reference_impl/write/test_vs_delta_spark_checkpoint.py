@@ -283,8 +283,15 @@ def _last_checkpoint(table: Path) -> dict[str, Any]:
 
 @pytest.mark.spark
 @pytest.mark.delta_spark
-@pytest.mark.requirement("CKPT-SCHEMA-004", "CKPT-SCHEMA-001", "CKPT-PART-002", "CKPT-PART-003", "CKPT-V2-006",
-                         "CKPT-LAST-009", "CKPT-LAST-013")  # fmt: skip
+@pytest.mark.requirement(
+    "CKPT-SCHEMA-004",
+    "CKPT-SCHEMA-001",
+    "CKPT-PART-002",
+    "CKPT-PART-003",
+    "CKPT-V2-006",
+    "CKPT-LAST-009",
+    "CKPT-LAST-013",
+)
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_same_checkpoint_as_delta_spark(
     case: Case, delta_spark: SparkSession, shapes: ShapeCache, tmp_path: Path
@@ -368,11 +375,18 @@ def test_same_checkpoint_as_delta_spark(
     }[case.name]
     pairs: list[tuple[str, Path, Path]] = []
     if top_role is not None:
-        pairs += [(top_role, log_dir(ours_table) / a, log_dir(theirs_table) / b)
-                  for a, b in zip(_by_part(our_names) if top_role == "part" else our_names,
-                                  _by_part(their_names) if top_role == "part" else their_names, strict=True)]  # fmt: skip
-    pairs += [("sidecar", log_dir(ours_table) / "_sidecars" / a, log_dir(theirs_table) / "_sidecars" / b)
-              for a, b in zip(_by_part(our_sidecars), _by_part(their_sidecars), strict=True)]  # fmt: skip
+        pairs += [
+            (top_role, log_dir(ours_table) / a, log_dir(theirs_table) / b)
+            for a, b in zip(
+                _by_part(our_names) if top_role == "part" else our_names,
+                _by_part(their_names) if top_role == "part" else their_names,
+                strict=True,
+            )
+        ]
+    pairs += [
+        ("sidecar", log_dir(ours_table) / "_sidecars" / a, log_dir(theirs_table) / "_sidecars" / b)
+        for a, b in zip(_by_part(our_sidecars), _by_part(their_sidecars), strict=True)
+    ]
     for role, mine, other in pairs:
         problems += compare_schemas(role, mine, other)
     assert not problems, "\n".join(problems)
