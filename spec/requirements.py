@@ -47,8 +47,8 @@ from typing import Any, Final
 
 from spec.vocabulary import Level, Role
 
+#: The directory of the normative text and its data (``checkpoints.md``, ``requirements.json``, …).
 SPEC_DIR: Final[Path] = Path(__file__).resolve().parent
-"""The directory of the normative text and its data (``checkpoints.md``, ``requirements.json``, …)."""
 CHECKPOINTS_MD: Final[Path] = SPEC_DIR / "checkpoints.md"
 REQUIREMENTS_JSON: Final[Path] = SPEC_DIR / "requirements.json"
 
@@ -70,6 +70,7 @@ __all__ = [
     "requirements_document",
 ]
 
+#: The areas allowed in the middle part of a requirement ID.
 AREAS: Final[frozenset[str]] = frozenset(
     {
         "NAME",
@@ -89,19 +90,18 @@ AREAS: Final[frozenset[str]] = frozenset(
         "CLEAN",
     }
 )
-"""The areas allowed in the middle part of a requirement ID."""
 
+#: Requirement levels (a prohibition is level MUST with "MUST NOT" in its text).
 LEVELS: Final[frozenset[str]] = frozenset(Level)
-"""Requirement levels (a prohibition is level MUST with "MUST NOT" in its text)."""
 
+#: The roles a requirement can bind, in canonical order (spec §2.1).
 ROLES: Final[tuple[str, ...]] = tuple(Role)
-"""The roles a requirement can bind, in canonical order (spec §2.1)."""
 
+#: Requirement statuses; ``active`` is implied when the header has no ``status:``.
 STATUSES: Final[frozenset[str]] = frozenset({"active", "tentative", "withdrawn"})
-"""Requirement statuses; ``active`` is implied when the header has no ``status:``."""
 
+#: Requirement IDs. The area part admits digits because the areas V1 and V2 contain one.
 ID_PATTERN: Final[re.Pattern[str]] = re.compile(r"^CKPT-[A-Z][A-Z0-9]*-\d{3}$")
-"""Requirement IDs. The area part admits digits because the areas V1 and V2 contain one."""
 SEPARATOR: Final[str] = " \u00b7 "
 
 _HEADER_START = re.compile(r"^\*\*(?P<id>[^*]+)\*\*")
@@ -132,18 +132,18 @@ class Requirement:
     number: int
     level: Level
     roles: tuple[Role, ...]
+    #: ``(title, url)`` of the PROTOCOL.md section refined, or ``None`` for ``upstream: none``.
     upstream: tuple[str, str] | None
-    """``(title, url)`` of the PROTOCOL.md section refined, or ``None`` for ``upstream: none``."""
     features: tuple[str, ...]
     status: str
+    #: Why no black-box test can check the requirement, or ``None`` when it is testable.
     untestable: str | None
-    """Why no black-box test can check the requirement, or ``None`` when it is testable."""
+    #: Text of the nearest heading above the requirement.
     section: str
-    """Text of the nearest heading above the requirement."""
+    #: The HTML anchor id of the entry (``spec/checkpoints.md#<anchor>``).
     anchor: str
-    """The HTML anchor id of the entry (``spec/checkpoints.md#<anchor>``)."""
+    #: The normative statement, with its line breaks folded into single spaces.
     text: str
-    """The normative statement, with its line breaks folded into single spaces."""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object stored in ``requirements.json`` for this requirement."""

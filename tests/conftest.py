@@ -28,7 +28,6 @@ from conformance.plugin import unavailable
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-IN_CI = os.environ.get("CI", "").lower() == "true"
 # Tests run Spark locally with one retry per task, so task-retry behaviour can be tested in-process.
 os.environ.setdefault("DELTA_CKPT_SPARK_MASTER", "local[2,2]")
 # Test tables are tiny: compiling whole-stage code and C2-optimising the JVM cost more than they save

@@ -47,22 +47,6 @@ def checkpoint_paths(table: Path, result: CheckpointResult) -> list[Path]:
     return [log_dir(table) / f.name for f in result.files]
 
 
-def top_level_paths(table: Path, result: CheckpointResult) -> list[Path]:
-    return [log_dir(table) / f.name for f in result.top_level]
-
-
-def sidecar_paths(table: Path, result: CheckpointResult) -> list[Path]:
-    return [log_dir(table) / f.name for f in result.sidecars]
-
-
-def all_actions(table: Path, result: CheckpointResult) -> list[tuple[str, dict[str, Any]]]:
-    """``(file name, action)`` for every row of every file of the checkpoint."""
-    out = []
-    for path in checkpoint_paths(table, result):
-        out += [(path.name, row) for row in rows_of(path)]
-    return out
-
-
 def parquet_spark_schema(path: Path) -> dict[str, Any]:
     """The Spark ``StructType`` JSON Spark stored in a Parquet file's footer."""
     meta = pq.read_metadata(path).metadata or {}

@@ -45,13 +45,11 @@ from reference_impl.log.naming import parse_log_file_name
 from reference_impl.write.options import CheckpointOptions
 from reference_impl.write.result import CheckpointResult
 from reference_impl.write.writer import write_checkpoint
-from spec.requirements import SPEC_DIR
 from spec.schemas import validator
 from spec.vocabulary import LogFileKind
 from tests.reference_impl.write.helpers import kind_of, parquet_spark_schema, rows_of
 from tests.support.listings import log_dir
 
-SPEC = SPEC_DIR
 NOW = 1_800_000_000_000  # the writer's clock in these tests (2027-01-15)
 MINUTE_MS = 60_000
 _UNRESERVED = re.compile(r"^[A-Za-z0-9._~-]+$")
