@@ -15,7 +15,8 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$STAMP" 2>/dev/null || true)" != "$w
   "$VENV/bin/python" -m pip install -q -c "$ROOT/constraints.txt" -e "$ROOT[dev]"
   echo "$want" > "$STAMP"
 fi
-# Resolve the oracle's jars now, so the first Spark start does not stall on downloads.
+# Resolve the oracle's jars now (the conformance side's `env --resolve-jars`, conformance/cli.py), so the
+# first Spark start does not stall on downloads.
 # Outside CI a failure only warns (delta-spark tests then skip, loudly); under CI=true it fails.
 if ! "$VENV/bin/delta-ckpt" env --resolve-jars >&2; then
   if [ "${CI:-}" = "true" ]; then
