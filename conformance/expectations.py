@@ -22,18 +22,19 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
 from spec.schemas import validator
 
 DEFAULT_DIR = Path(__file__).with_name("expectations")
+_KINDS: tuple[Literal["skip", "xfail"], ...] = ("skip", "xfail")
 
 
 @dataclass(frozen=True)
 class Entry:
-    kind: str  # "skip" | "xfail"
+    kind: Literal["skip", "xfail"]
     reason: str
     patterns: tuple[str, ...]
     issue: str | None = None
@@ -66,7 +67,7 @@ def load(path: Path) -> Expectations:
         raise ValueError(f"{path}: {errors[0].message} at {'/'.join(map(str, errors[0].path))}")
     entries = [
         Entry(kind, item["reason"], tuple(item["tests"]), item.get("issue"))
-        for kind in ("skip", "xfail")
+        for kind in _KINDS
         for item in data.get(kind, [])
     ]
     if data.get("inherits"):

@@ -17,13 +17,13 @@ from urllib.parse import unquote, urlparse
 
 from conformance.decode.names import LAST_CHECKPOINT, SIDECAR_DIR, parse_name
 from spec.table_state import drop_nulls
-from spec.vocabulary import LogFileKind
+from spec.vocabulary import LogFileKind, TopLevelFormat
 
 
 @dataclass
 class DecodedFile:
     name: str  # relative to _delta_log
-    format: str  # "json" | "parquet"
+    format: TopLevelFormat
     rows: list[dict[str, Any]]  # single-action dicts, nulls dropped
     schema: Any = None  # pyarrow schema for Parquet files
     null_rows: int = 0  # rows with no action at all
@@ -59,12 +59,12 @@ def decode_file(log_dir: Path, name: str) -> DecodedFile:
     path = log_dir / name
     if name.endswith(".json"):
         rows = [drop_nulls(json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
-        return DecodedFile(name, "json", rows)
+        return DecodedFile(name, TopLevelFormat.JSON, rows)
     import pyarrow.parquet as pq
 
     table = pq.read_table(path)
     rows, empty = _rows_of_table(table)
-    return DecodedFile(name, "parquet", rows, schema=pq.read_schema(path), null_rows=empty)
+    return DecodedFile(name, TopLevelFormat.PARQUET, rows, schema=pq.read_schema(path), null_rows=empty)
 
 
 def sidecar_name(action: dict[str, Any]) -> str:

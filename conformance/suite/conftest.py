@@ -18,7 +18,7 @@ from conformance.decode.checkpoint import checkpoint_names
 from conformance.decode.files import Files, files
 from conformance.decode.names import DELTA_LOG
 from conformance.tables.mutations import delete_commits_before
-from conformance.tables.shapes import BuiltShape, build_shape
+from conformance.tables.shapes import BuiltShape, Variant, build_shape
 
 Listing = Files
 
@@ -52,7 +52,7 @@ class WrittenTable:
 _CACHE: dict[tuple[str, str, str], WrittenTable] = {}
 
 
-def shape_variant(profile: WriterProfile) -> str:
+def shape_variant(profile: WriterProfile) -> Variant:
     return "v2" if profile.needs_v2_table else "classic"
 
 

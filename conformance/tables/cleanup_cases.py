@@ -28,7 +28,7 @@ from pathlib import Path
 from conformance.decode.checkpoint import checkpoint_names, decode_checkpoint
 from conformance.decode.names import DELTA_LOG, LAST_CHECKPOINT, SIDECAR_DIR, checksum_owner, parse_name
 from conformance.tables.builder import rows
-from conformance.tables.shapes import new_table
+from conformance.tables.shapes import Variant, new_table
 from spec.table_state import TableState
 
 DAY_MS = 86_400_000
@@ -41,7 +41,7 @@ RETENTION = "interval 8 days"
 UNKNOWN_WRITER_FEATURE = "madeUpWriterFeature"
 #: case -> (table variant, the reference adapter's writer profile, checkpointed versions, writer
 #: feature added at 8). Profiles: ``v1`` one classic file; ``v2-json`` UUID-named JSON + sidecars of 2 actions.
-_RECIPES: dict[str, tuple[str, str, tuple[int, ...], str | None]] = {
+_RECIPES: dict[str, tuple[Variant, str, tuple[int, ...], str | None]] = {
     "classic": ("classic", "v1", (2, 4, 7), None),
     "v2-sidecars": ("v2", "v2-json", (2, 4, 7), None),
     "late-checkpoint": ("classic", "v1", (7,), None),

@@ -48,7 +48,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from conformance.decode.names import DELTA_LOG, SIDECAR_DIR, checksum_owner, parse_name
 from conformance.oracles.session import temporary_conf
@@ -501,7 +501,7 @@ class Shape:
     """A built table: where it is, its latest version, and what a test needs to know about it."""
 
     name: str
-    variant: str  # "classic" | "v2"
+    variant: Literal["classic", "v2"]
     path: Path
     version: int
     has_data: bool

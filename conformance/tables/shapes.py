@@ -25,9 +25,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from conformance.tables.builder import Clock, Column, Ids, TableBuilder, rows
 from spec.table_state import TableState
+
+#: A source table's variant: without, or with the ``v2Checkpoint`` feature and policy.
+Variant = Literal["classic", "v2"]
 
 _KEEP = {
     "delta.deletedFileRetentionDuration": "interval 36500 days",
@@ -41,7 +45,7 @@ class BuiltShape:
     """A source table on disk and what readers must see at its latest version."""
 
     name: str
-    variant: str  # "classic" | "v2"
+    variant: Variant
     path: Path
     version: int
     state: TableState
@@ -51,7 +55,7 @@ class BuiltShape:
 
 def new_table(
     path: Path,
-    variant: str,
+    variant: Variant,
     *,
     partitioned: bool = False,
     write_data: bool = True,
@@ -84,21 +88,21 @@ def new_table(
     return b
 
 
-def _unpartitioned(path: Path, variant: str) -> TableBuilder:
+def _unpartitioned(path: Path, variant: Variant) -> TableBuilder:
     b = new_table(path, variant)
     for i in range(4):
         b.append(rows(i * 3, 3))
     return b
 
 
-def _partitioned(path: Path, variant: str) -> TableBuilder:
+def _partitioned(path: Path, variant: Variant) -> TableBuilder:
     b = new_table(path, variant, partitioned=True)
     for i in range(3):
         b.append(rows(i * 4, 4, parts=3))
     return b
 
 
-def _deletion_vectors(path: Path, variant: str) -> TableBuilder:
+def _deletion_vectors(path: Path, variant: Variant) -> TableBuilder:
     b = new_table(path, variant, config={"delta.enableDeletionVectors": "true"}, readers=("deletionVectors",))
     b.append(rows(0, 4))
     b.append(rows(4, 4))
@@ -109,7 +113,7 @@ def _deletion_vectors(path: Path, variant: str) -> TableBuilder:
     return b
 
 
-def _txn_domains(path: Path, variant: str) -> TableBuilder:
+def _txn_domains(path: Path, variant: Variant) -> TableBuilder:
     b = new_table(path, variant, writers=("domainMetadata",))
     b.append(rows(0, 2), txn=("app-a", 1))
     b.append(rows(2, 2), txn=("app-b", 5))
@@ -120,13 +124,13 @@ def _txn_domains(path: Path, variant: str) -> TableBuilder:
     return b
 
 
-def _tombstones(path: Path, variant: str) -> TableBuilder:
+def _tombstones(path: Path, variant: Variant) -> TableBuilder:
     b = _unpartitioned(path, variant)
     b.remove(b.live_paths[:2])
     return b
 
 
-def _empty(path: Path, variant: str) -> TableBuilder:
+def _empty(path: Path, variant: Variant) -> TableBuilder:
     b = new_table(path, variant)
     b.append(rows(0, 3))
     b.append(rows(3, 3))
@@ -134,19 +138,19 @@ def _empty(path: Path, variant: str) -> TableBuilder:
     return b
 
 
-def _no_files(path: Path, variant: str) -> TableBuilder:
+def _no_files(path: Path, variant: Variant) -> TableBuilder:
     b = new_table(path, variant)
     b.set_properties({"delta.appendOnly": "false"})
     return b
 
 
-def _many_files(path: Path, variant: str) -> TableBuilder:
+def _many_files(path: Path, variant: Variant) -> TableBuilder:
     b = new_table(path, variant, write_data=False)
     b.append(rows(0, 10_000), files_per_partition=10_000)
     return b
 
 
-BUILDERS: dict[str, Callable[[Path, str], TableBuilder]] = {
+BUILDERS: dict[str, Callable[[Path, Variant], TableBuilder]] = {
     "unpartitioned": _unpartitioned,
     "partitioned": _partitioned,
     "deletion-vectors": _deletion_vectors,
@@ -161,7 +165,7 @@ SHAPES: tuple[str, ...] = tuple(BUILDERS)
 QUICK_SHAPES: tuple[str, ...] = ("partitioned", "deletion-vectors", "txn-domains", "empty")
 
 
-def build_shape(name: str, variant: str, path: Path) -> BuiltShape:
+def build_shape(name: str, variant: Variant, path: Path) -> BuiltShape:
     """Build shape ``name`` (variant ``classic`` or ``v2``) at ``path``."""
     builder = BUILDERS[name](path, variant)
     now = builder.clock.now_ms
