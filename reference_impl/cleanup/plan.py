@@ -124,7 +124,8 @@ class CommitTime:
 def read_in_commit_timestamp(storage: Storage, path: Path) -> int:
     """``commitInfo.inCommitTimestamp`` of the first action of a commit file (PROTOCOL: it comes first)."""
     try:
-        first = storage.read_bytes(path).decode("utf-8").split("\n", 1)[0]
+        with storage.open_read(path) as handle:
+            first = handle.readline().decode("utf-8")
         value = json.loads(first)["commitInfo"]["inCommitTimestamp"]
     except (StorageError, OSError, ValueError, KeyError, TypeError) as exc:
         raise LogCorrupt(
