@@ -30,24 +30,12 @@ from typing import Any
 
 from spec.table_state import (
     DV_FIELDS,
-    FILE_FIELDS,
-    METADATA_FIELDS,
-    TOMBSTONE_FIELDS,
+    SUB_FIELDS,
+    TOP_LEVEL_FIELDS,
     TableState,
     dv_id,
 )
 
-TOP_LEVEL_FIELDS: tuple[str, ...] = (
-    "version", "protocol", "metadata", "files", "tombstones", "txns", "domainMetadata",
-)  # fmt: skip
-SUB_FIELDS: dict[str, tuple[str, ...]] = {
-    "protocol": ("minReaderVersion", "minWriterVersion", "readerFeatures", "writerFeatures"),
-    "metadata": METADATA_FIELDS,
-    "files": FILE_FIELDS,
-    "tombstones": TOMBSTONE_FIELDS,
-    "txns": ("appId", "version", "lastUpdated"),
-    "domainMetadata": ("domain", "configuration"),
-}
 #: The deletion-vector fields that make up its identity (``dv_id``).
 DV_IDENTITY_FIELDS: tuple[str, ...] = ("storageType", "pathOrInlineDv", "offset")
 DEFAULT_MAX_DIFFS = 20

@@ -11,7 +11,7 @@ until a test asks for one of its parameters:
 | ``shape_name`` | source-table shapes (:mod:`conformance.tables.shapes`) |
 
 Options (group "delta-checkpoint-conformance"): ``--impl NAME`` (repeatable), ``--impl-cmd
-NAME=COMMAND`` (repeatable), ``--fixtures-dir``, ``--expectations-dir``, ``--ckpt-shapes``,
+NAME=COMMAND`` (repeatable), ``--impl-timeout``, ``--fixtures-dir``, ``--expectations-dir``, ``--ckpt-shapes``,
 ``--ckpt-results PATH`` (write ``results.json``), ``--strict-expectations`` (an expectation entry
 that matches no test is an error).
 
@@ -83,7 +83,9 @@ class _PluginState:
     def get_registry(self) -> Registry:
         if self.registry is None:
             opts = self.config.option
-            self.registry = build_registry(list(opts.ckpt_impl), list(opts.ckpt_impl_cmd))
+            self.registry = build_registry(
+                list(opts.ckpt_impl), list(opts.ckpt_impl_cmd), timeout_s=opts.ckpt_impl_timeout
+            )
         return self.registry
 
     def get_requirements(self) -> dict[str, dict[str, Any]]:
@@ -110,6 +112,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=[],
         metavar="NAME=COMMAND",
         help="an implementation speaking the subprocess protocol (repeatable)",
+    )
+    group.addoption(
+        "--impl-timeout",
+        dest="ckpt_impl_timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="longest wait for one answer of an --impl-cmd program (default: 600); a program that "
+        "does not answer in time fails the test and is restarted",
     )
     group.addoption(
         "--fixtures-dir",
@@ -264,6 +275,8 @@ def ckpt_registry(request: pytest.FixtureRequest) -> Registry:
 
 
 def get_implementation(registry: Registry, name: str) -> Implementation:
+    if name in registry.misbehaving:
+        pytest.fail(registry.unavailable[name], pytrace=False)
     if name in registry.unavailable:
         unavailable(f"implementation {name!r}", registry.unavailable[name])
     return registry.implementations[name]
@@ -392,6 +405,19 @@ def pytest_collection_modifyitems(
 
 
 # -- results ------------------------------------------------------------------------------------
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    """A program that broke the subprocess protocol fails the test with the violation alone (the
+    suite's traceback would only hide which harness, request and field were at fault)."""
+    from conformance.adapters.command import ProtocolViolation
+
+    try:
+        return (yield)
+    except ProtocolViolation as exc:
+        violation = str(exc)
+    pytest.fail(f"protocol violation: {violation}", pytrace=False)
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)

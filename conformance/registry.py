@@ -49,6 +49,9 @@ class Registry:
 
     implementations: dict[str, Implementation] = field(default_factory=dict)
     unavailable: dict[str, str] = field(default_factory=dict)  # name -> why
+    #: Programs that started but broke the subprocess protocol at ``hello``: their tests fail
+    #: (never skip), since the program is there and misbehaves.
+    misbehaving: set[str] = field(default_factory=set)
 
     @property
     def names(self) -> list[str]:
@@ -69,8 +72,20 @@ def parse_impl_cmd(value: str) -> tuple[str, str]:
     return name.strip(), command.strip()
 
 
-def build_registry(names: list[str], commands: list[str]) -> Registry:
-    from conformance.adapters.command import CommandImplementation
+def build_registry(names: list[str], commands: list[str], *, timeout_s: float | None = None) -> Registry:
+    """The implementations ``names`` and ``commands`` select; ``timeout_s`` bounds each subprocess answer."""
+    from conformance.adapters.command import DEFAULT_TIMEOUT_S, CommandImplementation, ProtocolViolation
+
+    def start(name: str, command: str) -> None:
+        try:
+            registry.implementations[name] = CommandImplementation(
+                name, command, timeout_s=timeout_s or DEFAULT_TIMEOUT_S
+            )
+        except ProtocolViolation as exc:
+            registry.unavailable[name] = str(exc)
+            registry.misbehaving.add(name)
+        except OSError as exc:  # the program cannot be started at all
+            registry.unavailable[name] = f"{type(exc).__name__}: {exc}"
 
     registry = Registry()
     known = {**BUNDLED, **_entry_points()}
@@ -83,14 +98,11 @@ def build_registry(names: list[str], commands: list[str]) -> Registry:
             if name in known:
                 registry.implementations[name] = _load(known[name])
             elif name in BUNDLED_COMMANDS:
-                registry.implementations[name] = CommandImplementation(name, BUNDLED_COMMANDS[name])
+                start(name, BUNDLED_COMMANDS[name])
             else:
                 registry.unavailable[name] = f"no adapter named {name!r} (known: {', '.join(sorted(known))})"
         except Exception as exc:  # an adapter that cannot start is reported, not fatal for the others
             registry.unavailable[name] = f"{type(exc).__name__}: {exc}"
     for name, command in wanted_commands.items():
-        try:
-            registry.implementations[name] = CommandImplementation(name, command)
-        except Exception as exc:
-            registry.unavailable[name] = f"{type(exc).__name__}: {exc}"
+        start(name, command)
     return registry

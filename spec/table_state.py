@@ -33,6 +33,28 @@ METADATA_FIELDS: tuple[str, ...] = (
     "id", "name", "description", "format", "schemaString", "partitionColumns", "configuration", "createdTime",
 )  # fmt: skip
 DV_FIELDS: tuple[str, ...] = ("storageType", "pathOrInlineDv", "offset", "sizeInBytes", "cardinality")
+TOP_LEVEL_FIELDS: tuple[str, ...] = (
+    "version", "protocol", "metadata", "files", "tombstones", "txns", "domainMetadata",
+)  # fmt: skip
+SUB_FIELDS: dict[str, tuple[str, ...]] = {
+    "protocol": ("minReaderVersion", "minWriterVersion", "readerFeatures", "writerFeatures"),
+    "metadata": METADATA_FIELDS,
+    "files": FILE_FIELDS,
+    "tombstones": TOMBSTONE_FIELDS,
+    "txns": ("appId", "version", "lastUpdated"),
+    "domainMetadata": ("domain", "configuration"),
+}
+#: The keys of a file's parsed ``stats`` (Delta protocol "Per-file Statistics").
+STATS_FIELDS: tuple[str, ...] = ("numRecords", "minValues", "maxValues", "nullCount", "tightBounds")
+#: The capability vocabulary of the subprocess protocol (``unavailableFields`` in
+#: ``spec/schemas/harness/response.schema.json``): the fields a reader may declare it cannot report —
+#: top-level (but ``version``), one level down, a deletion vector's fields, a key of ``stats``.
+UNAVAILABLE_FIELD_PATHS: tuple[str, ...] = (
+    *(f for f in TOP_LEVEL_FIELDS if f != "version"),
+    *(f"{top}.{sub}" for top, subs in SUB_FIELDS.items() for sub in subs),
+    *(f"{top}.deletionVector.{sub}" for top in ("files", "tombstones") for sub in DV_FIELDS),
+    *(f"files.stats.{key}" for key in STATS_FIELDS),
+)
 
 
 def drop_nulls(value: Any) -> Any:

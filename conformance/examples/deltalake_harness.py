@@ -87,7 +87,7 @@ def handle(impl: Any, request: dict[str, Any]) -> dict[str, Any]:
             return {"ok": True, "result": {}}
         if op == "shutdown":
             return {"ok": True, "result": {}}
-        return {"ok": False, "error": {"code": "UNSUPPORTED", "message": f"unknown op {op!r}"}}
+        return {"ok": False, "error": {"code": "INVALID_OPTION", "message": f"unknown op {op!r}"}}
     except AdapterError as exc:
         return {"ok": False, "error": {"code": exc.code, "message": exc.message}}
 

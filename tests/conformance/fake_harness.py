@@ -4,7 +4,8 @@ Behaviour is chosen by environment variables:
 
 * ``FAKE_STATE`` — a path to a TableState JSON returned by every ``read``;
 * ``FAKE_ERROR`` — if set, every ``read`` fails with this error code instead;
-* ``FAKE_GARBAGE`` — if set, the program answers ``read`` with a line that is not JSON;
+* ``FAKE_MISBEHAVE`` — a way to break the protocol on every ``read`` of a table not named ``good``
+  (see :data:`MISBEHAVIOURS`);
 * ``FAKE_PURGE`` — if set, the program is a cleaner (only) whose ``cleanup`` deletes every commit file
   but the latest: the data loss the cleaner tests must catch.
 """
@@ -14,7 +15,55 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
+
+#: ``FAKE_MISBEHAVE`` values: what the program does instead of answering a read.
+MISBEHAVIOURS: dict[str, str] = {
+    "garbage": "answers with a line that is not JSON",
+    "crash": "exits with status 3",
+    "hang": "never answers",
+    "partial": "writes half a line, then never finishes it",
+    "huge": "answers with a 4 MB line",
+    "extra": "answers, then writes a line nobody asked for",
+    "wrong-id": "answers with the id of another request",
+    "empty-protocol": 'answers with "protocol": {}',
+    "bad-code": "fails with a code the spec does not define (UNSUPPORTED)",
+}
+
+
+def _misbehave(mode: str, request: dict[str, object], state: dict[str, object]) -> None:
+    out = sys.stdout
+    good = {"id": request["id"], "ok": True, "result": {"state": state}}
+    if mode == "garbage":
+        out.write("this is not json\n")
+    elif mode == "crash":
+        sys.exit(3)
+    elif mode in ("hang", "partial"):
+        out.write('{"id": ' if mode == "partial" else "")
+        out.flush()
+        time.sleep(120)
+    elif mode == "huge":
+        out.write(json.dumps({**good, "padding": "x" * 4_000_000}) + "\n")
+    elif mode == "extra":
+        out.write(json.dumps(good) + "\nDEBUG: read done\n")
+    elif mode == "wrong-id":
+        out.write(json.dumps({**good, "id": int(str(request["id"])) + 7}) + "\n")
+    elif mode == "empty-protocol":
+        out.write(json.dumps({**good, "result": {"state": {**state, "protocol": {}}}}) + "\n")
+    elif mode == "bad-code":
+        out.write(
+            json.dumps({"id": request["id"], "ok": False, "error": {"code": "UNSUPPORTED", "message": "no"}})
+        )
+        out.write("\n")
+    out.flush()
+
+
+def _state() -> dict[str, object]:
+    with open(os.environ["FAKE_STATE"]) as handle:
+        state: dict[str, object] = json.load(handle)
+    state.pop("source", None)
+    return state
 
 
 def main() -> int:
@@ -31,17 +80,13 @@ def main() -> int:
                 "reportsCheckpoint": False,
             }
             response = {"ok": True, "result": result}
-        elif op == "read" and os.environ.get("FAKE_GARBAGE"):
-            sys.stdout.write("this is not json\n")
-            sys.stdout.flush()
+        elif op == "read" and os.environ.get("FAKE_MISBEHAVE") and Path(request["table"]).name != "good":
+            _misbehave(os.environ["FAKE_MISBEHAVE"], request, _state())
             continue
         elif op == "read" and os.environ.get("FAKE_ERROR"):
             response = {"ok": False, "error": {"code": os.environ["FAKE_ERROR"], "message": "fake failure"}}
         elif op == "read":
-            with open(os.environ["FAKE_STATE"]) as handle:
-                state = json.load(handle)
-            state.pop("source", None)
-            response = {"ok": True, "result": {"state": state, "rows": None, "checkpoint": None}}
+            response = {"ok": True, "result": {"state": _state(), "rows": None, "checkpoint": None}}
         elif op == "cleanup":
             commits = sorted(Path(request["table"], "_delta_log").glob("[0-9]*[0-9].json"))
             for commit in commits[:-1]:

@@ -126,14 +126,27 @@ def test_expected_error_code_is_compared(
     result.stdout.fnmatch_lines(["*expected a state, the reader reported LOG_GAP*"])
 
 
-def test_protocol_violation_is_reported(
-    pytester: pytest.Pytester, one_case: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("mode", "message"),
+    [
+        ("garbage", "*protocol violation: harness 'fake', request #* read */table: response is not JSON*"),
+        (
+            "empty-protocol",
+            "*request #* read *: field response.result.state.protocol: 'minReaderVersion' is a*",
+        ),
+    ],
+)
+def test_protocol_violation_fails_the_test(
+    pytester: pytest.Pytester, one_case: Path, monkeypatch: pytest.MonkeyPatch, mode: str, message: str
 ) -> None:
-    """A program that answers with non-JSON fails with a protocol message naming the program."""
-    monkeypatch.setenv("FAKE_GARBAGE", "1")
+    """A program that breaks the protocol fails each test it answered, naming harness, request and
+    field — never an internal error of the suite."""
+    monkeypatch.setenv("FAKE_MISBEHAVE", mode)
+    monkeypatch.setenv("FAKE_STATE", str(_latest_state(one_case)))
     result = _run(pytester, one_case)
-    result.stdout.fnmatch_lines(["*fake: response is not JSON*"])
-    assert result.ret != 0
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines([message])
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
 
 
 def test_strict_xfail_that_passes_fails_the_run(
