@@ -3,8 +3,9 @@
 Sources, most specific first: ``--impl-cmd NAME=COMMAND`` (a program speaking the subprocess
 protocol), ``--impl NAME`` for a bundled adapter or one published under the entry-point group
 ``delta_checkpoint_conformance.implementations`` (value ``module:Class``). With neither option the
-bundled adapters are used: ``reference``, ``delta-spark``, ``deltalake`` and ``deltalake-cmd``
-(the example subprocess adapter in ``conformance/examples/deltalake_harness.py``).
+bundled adapters are used: ``reference``, ``delta-spark``, ``deltalake``, ``deltalake-cmd``
+(the example subprocess adapter in ``conformance/examples/deltalake_harness.py``) and ``kernel-java``
+(Delta Kernel Java behind the same protocol, ``conformance/adapters/kernel_java.py``).
 """
 
 from __future__ import annotations
@@ -25,11 +26,18 @@ BUNDLED: dict[str, str] = {
     "reference": "conformance.adapters.reference:ReferenceImplementation",
     "delta-spark": "conformance.adapters.delta_spark:DeltaSparkImplementation",
     "deltalake": "conformance.adapters.deltalake:DeltalakeImplementation",
+    "kernel-java": "conformance.adapters.kernel_java:KernelJavaImplementation",
 }
 BUNDLED_COMMANDS: dict[str, str] = {
     "deltalake-cmd": f"{shlex.quote(sys.executable)} {shlex.quote(str(EXAMPLE_HARNESS))}",
 }
-DEFAULT_IMPLEMENTATIONS: tuple[str, ...] = ("reference", "delta-spark", "deltalake", "deltalake-cmd")
+DEFAULT_IMPLEMENTATIONS: tuple[str, ...] = (
+    "reference",
+    "delta-spark",
+    "deltalake",
+    "deltalake-cmd",
+    "kernel-java",
+)
 
 
 def _entry_points() -> dict[str, str]:

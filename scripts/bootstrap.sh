@@ -25,4 +25,14 @@ if ! "$VENV/bin/delta-ckpt" env --resolve-jars >&2; then
   fi
   echo "[setup] WARNING: delta-spark jars unavailable; delta-spark tests will be skipped" >&2
 fi
+# Build the Kernel Java harness (bundled implementation `kernel-java`): javac against the Kernel jars just
+# resolved and pyspark's jars, no download; cached under .cache/kernel-harness/ by source and classpath.
+# Outside CI a failure only warns (kernel-java tests then skip, loudly); under CI=true it fails.
+if ! "$VENV/bin/python" -m conformance.adapters.kernel_java; then
+  if [ "${CI:-}" = "true" ]; then
+    echo "[setup] the Kernel Java harness could not be built and CI=true: failing" >&2
+    exit 1
+  fi
+  echo "[setup] WARNING: Kernel Java harness unavailable; kernel-java tests will be skipped" >&2
+fi
 export VENV
