@@ -161,7 +161,7 @@ class DeltaSparkImplementation:
         from pyspark.errors import PySparkException
 
         try:
-            delta_spark_cleanup(self._spark(), str(table), now_ms)
+            delta_spark_cleanup(self._spark(), str(table), now_ms, post_commit=True)
         except (Py4JJavaError, PySparkException) as exc:
             raise self._fail(exc) from exc
 

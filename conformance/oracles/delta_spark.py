@@ -64,17 +64,30 @@ def delta_snapshot(
     return log.getSnapshotAt(version, none, none, False)
 
 
-def delta_spark_cleanup(spark: SparkSession, table: str, now_ms: int | None = None) -> None:
+def delta_spark_cleanup(
+    spark: SparkSession, table: str, now_ms: int | None = None, *, post_commit: bool = False
+) -> None:
     """delta-spark's own metadata cleanup of ``table`` with its clock at ``now_ms`` (default: now).
 
-    ``doLogCleanup(latest snapshot)`` on a fresh ``DeltaLog`` is the call delta-spark makes after a
-    checkpoint: it honours ``delta.enableExpiredLogCleanup`` and ``delta.logRetentionDuration``,
-    writes the compatibility checkpoint, deletes expired log files and collects sidecars.
+    By default ``doLogCleanup(latest snapshot)`` on a fresh ``DeltaLog``: the cleanup alone, of a
+    snapshot loaded from the newest checkpoint. It honours ``delta.enableExpiredLogCleanup`` and
+    ``delta.logRetentionDuration``, writes the compatibility checkpoint (of that newest checkpoint),
+    deletes expired log files and collects sidecars.
+
+    With ``post_commit`` it takes delta-spark's real route instead, the only one its public API
+    offers: ``DeltaLog.checkpoint(latest snapshot)``, which the post-commit hook calls. It writes a
+    checkpoint of the latest version, then cleans the snapshot it checkpointed, which was loaded from
+    the checkpoint before, so the compatibility copy is of that one (spec §13, ``Checkpoints.scala``
+    L379-386), and it checks no writer feature (spec D16).
     """
     jvm = jvm_of(spark)
     log = delta_log(spark, table, now_ms=now_ms)
     none = jvm.scala.Option.empty()
-    log.doLogCleanup(log.update(False, none, none), none)
+    snapshot = log.update(False, none, none)
+    if post_commit:
+        log.checkpoint(snapshot, none)
+    else:
+        log.doLogCleanup(snapshot, none)
     jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()
 
 

@@ -150,7 +150,8 @@ def test_only_expired_log_files_are_deleted(cleaned: CleanedTable) -> None:
     """Every deleted file is a commit, checksum, checkpoint, compaction or sidecar file (or Hadoop's
     ``.crc`` of one) of a version at or before the cutoff commit 5; nothing outside ``_delta_log`` changed;
     ``_last_checkpoint`` and its checkpoint remain; with no checkpoint at or before the cutoff commit
-    (``late-checkpoint``), no commit, checksum or checkpoint is deleted.
+    (``checkpoint-after-cutoff``: the only checkpoint is at 6, right after it), no commit, checksum or
+    checkpoint is deleted.
 
     Spec: CKPT-CLEAN-003
     > A cleaner MUST NOT delete any commit file whose timestamp, … is later than the cutoff timestamp, nor

@@ -7,7 +7,7 @@ reference writer (through its adapter, :mod:`conformance.adapters.reference`), a
 |---|---|---|
 | ``classic`` | V1 classic at 2, 4, 7 | commits 0-3 and checkpoint 2 |
 | ``v2-sidecars`` | UUID-named V2 (JSON top-level file, sidecars) at 2, 4, 7 | the same and checkpoint 2's sidecars; and it should write a classic-named compatibility checkpoint at 4 (CKPT-COMPAT-004) |
-| ``late-checkpoint`` | V1 classic at 7 only | nothing: no checkpoint at or before the cutoff commit (CKPT-CLEAN-004) |
+| ``checkpoint-after-cutoff`` | V1 classic at 6 only, the version right after the cutoff commit | nothing: no checkpoint at or before the cutoff commit (CKPT-CLEAN-004); delta-spark deletes commits 0-5 (spec D12) |
 | ``unknown-writer-feature`` | V1 classic at 2, 4, 7; commit 8 adds the writer feature ``madeUpWriterFeature`` instead of the remove | nothing, and fail with ``UNSUPPORTED_WRITER_FEATURE`` (CKPT-CLEAN-011) |
 
 **Clock.** The files of version ``v`` (commit, checksum, checkpoint files, sidecars, and Hadoop's
@@ -44,7 +44,7 @@ UNKNOWN_WRITER_FEATURE = "madeUpWriterFeature"
 _RECIPES: dict[str, tuple[Variant, str, tuple[int, ...], str | None]] = {
     "classic": ("classic", "v1", (2, 4, 7), None),
     "v2-sidecars": ("v2", "v2-json", (2, 4, 7), None),
-    "late-checkpoint": ("classic", "v1", (7,), None),
+    "checkpoint-after-cutoff": ("classic", "v1", (6,), None),
     "unknown-writer-feature": ("classic", "v1", (2, 4, 7), UNKNOWN_WRITER_FEATURE),
 }
 CLEANUP_CASES: tuple[str, ...] = tuple(_RECIPES)

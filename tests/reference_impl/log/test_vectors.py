@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from reference_impl.log.last_checkpoint import canonical_string, checksum
+from reference_impl.log.last_checkpoint import canonical_pairs, canonical_string, checksum
 from reference_impl.log.naming import parse_log_file_name
 from spec.requirements import SPEC_DIR
 
@@ -55,3 +55,5 @@ def test_checksum_vectors(vector: dict[str, Any]) -> None:
     assert checksum(vector["input"]) == vector["checksum"], vector["id"]
     if vector["canonical"] is not None:
         assert canonical_string(vector["input"]) == vector["canonical"], vector["id"]
+    if "pairs" in vector:  # §15.2 gives only the pair count of vector 5
+        assert len(canonical_pairs(vector["input"])) == vector["pairs"], vector["id"]
