@@ -4,7 +4,6 @@ Modules, in pipeline order:
 
 | module | holds |
 |---|---|
-| :mod:`~reference_impl.cleanup.features` | which writer features a table may list for the cleaner to touch it (``CKPT-CLEAN-011``) |
 | :mod:`~reference_impl.cleanup.plan` | pure decisions: clocks, cutoffs, commit timestamps, a :class:`~reference_impl.cleanup.plan.FileDecision` per file |
 | :mod:`~reference_impl.cleanup.references` | the sidecars the remaining checkpoints reference |
 | :mod:`~reference_impl.cleanup.invariants` | one function per ``CKPT-CLEAN`` rule, each an :class:`~reference_impl.cleanup.invariants.InvariantCheck` |

@@ -128,7 +128,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reference_impl.cleanup import compat
-from reference_impl.cleanup.features import check_writer_features
 from reference_impl.cleanup.invariants import (
     InvariantCheck,
     sidecars_exist,
@@ -154,6 +153,7 @@ from reference_impl.cleanup.references import References, collect_references
 from reference_impl.cleanup.result import CleanupResult, CleanupStatus, CompatAction, CompatCheckpoint
 from reference_impl.errors import CleanupInvariantViolated, InvalidOption
 from reference_impl.hooks import NO_HOOKS, Hooks, PublicationPoint
+from reference_impl.log.features import check_writer_features
 from reference_impl.log.last_checkpoint import read_last_checkpoint
 from reference_impl.log.listing import LogListing, classify, log_dir_of
 from reference_impl.log.naming import SIDECAR_DIR
@@ -449,7 +449,7 @@ def cleanup(
     if not latest.properties.expired_log_cleanup_enabled:
         message = f"delta.enableExpiredLogCleanup is false at version {latest.version}: nothing was deleted"
         return report.result(CleanupStatus.DISABLED, message)
-    check_writer_features(latest.protocol, str(t.log_dir))
+    check_writer_features(latest.protocol, str(t.log_dir), role="cleaner")
     clocks = report.clocks = _clocks(t.now_ms, latest, retention_ms, sidecar_retention_ms)
     hint_version, report.hint = _hint(t, log.listing)
     with t.progress.phase("plan"):

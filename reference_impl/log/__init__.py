@@ -8,6 +8,7 @@ a cleaner use the same vocabulary):
 | :mod:`~reference_impl.log.naming` | the file-name grammar: parse and format every kind of ``_delta_log`` name |
 | :mod:`~reference_impl.log.actions` | the action vocabulary: which action columns, in which order, go where |
 | :mod:`~reference_impl.log.table_properties` | the only reader of ``delta.*`` table properties, with delta-spark's defaults |
+| :mod:`~reference_impl.log.features` | which writer features the writer and the cleaner support: one table for both roles |
 | :mod:`~reference_impl.log.last_checkpoint` | ``_last_checkpoint``: parse, validate, serialise, its checksum, and reading it |
 | :mod:`~reference_impl.log.listing` | one listing of ``_delta_log`` classified: commits, complete checkpoints, ignored names |
 | :mod:`~reference_impl.log.segment` | the checkpoint and commits that reconstruct a version, and the fallbacks |

@@ -11,8 +11,10 @@ Usage::
 :func:`write_checkpoint`, step by step (§17.2 publication order):
 
 1. check the table and the version (``_delta_log`` writable, the version's commit present);
-2. replay the version (:func:`~reference_impl.read.snapshot.read_snapshot`) and resolve the options
-   against it (:func:`~reference_impl.write.options.resolve_plan`);
+2. replay the version (:func:`~reference_impl.read.snapshot.read_snapshot`), refuse a protocol that
+   lists a writer feature the writer does not support (``CKPT-WRITE-010``,
+   :mod:`~reference_impl.log.features`), and resolve the options against it
+   (:func:`~reference_impl.write.options.resolve_plan`);
 3. shape the state as checkpoint rows (:mod:`~reference_impl.write.rows`), counted once;
 4. stage parts or sidecars with Spark's executors and **read them back**: the add/remove/row counts
    must equal the state's (:mod:`~reference_impl.write.staging`);
@@ -47,6 +49,7 @@ from reference_impl.errors import (
 )
 from reference_impl.hooks import PublicationPoint
 from reference_impl.log.actions import V1_CHECKPOINT_COLUMNS, V2_TOP_LEVEL_COLUMNS
+from reference_impl.log.features import check_writer_features
 from reference_impl.log.last_checkpoint import CHECKPOINT_SCHEMA_THRESHOLD
 from reference_impl.log.naming import (
     SIDECAR_DIR,
@@ -329,6 +332,7 @@ def _replay(spark: SparkSession, root: Path, version: int | None, options: Check
             raise _with_rule(exc, "CKPT-FEAT-006") from None
         except VersionNotFound as exc:
             raise _with_rule(exc, "CKPT-WRITE-001") from None
+    check_writer_features(snap.protocol, str(snap.listing.log_dir), role="writer")
     if snap.version not in snap.listing.commits:
         raise VersionNotFound(
             f"the commit file of version {snap.version} is not in the log; a checkpoint needs it",

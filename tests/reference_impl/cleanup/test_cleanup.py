@@ -405,28 +405,39 @@ def test_missing_sidecar_of_a_kept_checkpoint_aborts(
     assert snapshot_files(base.path) == before
 
 
-@pytest.mark.requirement("CKPT-CLEAN-011")
-def test_unknown_writer_feature_deletes_nothing(
+@pytest.mark.requirement("CKPT-CLEAN-011", "CKPT-CLEAN-019")
+@pytest.mark.parametrize(
+    ("feature", "rule"), [("madeUpWriterFeature", "CKPT-CLEAN-011"), ("catalogManaged", "CKPT-CLEAN-019")]
+)
+def test_unsupported_writer_feature_deletes_nothing(
+    feature: str,
+    rule: str,
     delta_spark: SparkSession,
     cleanup_tables: CleanupTables,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """CKPT-CLEAN-011: "MUST NOT delete any file of a table whose protocol lists a writer feature that
-    the cleaner does not support, and MUST fail with UNSUPPORTED_WRITER_FEATURE".
+    """A writer feature the cleaner does not know, and ``catalogManaged`` (the reference cleaner has no
+    catalog to ask): exit 2, one ``UNSUPPORTED_WRITER_FEATURE`` line naming the feature and the rule,
+    nothing deleted.
 
     Spec: CKPT-CLEAN-011
     "A cleaner MUST NOT delete any file of a table whose protocol lists a writer feature that the
     cleaner does not support, and MUST fail with `UNSUPPORTED_WRITER_FEATURE` instead."
+    Spec: CKPT-CLEAN-019
+    "A cleaner MUST NOT delete any file of a table whose protocol lists `catalogManaged` unless the
+    managing catalog permits it to run metadata cleanup; a cleaner that cannot ask the catalog MUST fail
+    with `UNSUPPORTED_WRITER_FEATURE` and delete nothing."
     """
     base = cleanup_tables.copy(tmp_path / "table")
     protocol = delta_snapshot_protocol(base)
-    protocol["writerFeatures"] = [*protocol["writerFeatures"], "checkpointProtection"]
+    protocol["writerFeatures"] = [*protocol["writerFeatures"], feature]
     _write_commit(base.path, 7, [{"protocol": protocol}])
     before = snapshot_files(base.path)
     assert main(["cleanup", str(base.path), "--now", str(NOW), "--quiet"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("UNSUPPORTED_WRITER_FEATURE: ") and "checkpointProtection" in err
+    assert err.startswith("UNSUPPORTED_WRITER_FEATURE: ") and feature in err, err
+    assert f"[rule: {rule}]" in err, err
     assert snapshot_files(base.path) == before
 
 
@@ -438,19 +449,31 @@ def delta_snapshot_protocol(base: Base) -> dict[str, list[str]]:
     return protocol
 
 
+@pytest.mark.requirement("CKPT-CLEAN-018")
 def test_disabled_cleanup_deletes_nothing(
     delta_spark: SparkSession, cleanup_tables: CleanupTables, tmp_path: Path
 ) -> None:
-    """``delta.enableExpiredLogCleanup = false``: nothing is written or deleted, and the result says why."""
+    """``delta.enableExpiredLogCleanup = false`` set by the latest commit: nothing is written or deleted,
+    and the result says why. delta-spark's own cleanup deletes nothing from the same table either.
+
+    Spec: CKPT-CLEAN-018
+    "A cleaner SHOULD NOT delete any file of a table whose latest metadata sets
+    `delta.enableExpiredLogCleanup` to `false`."
+    """
     base = cleanup_tables.copy(tmp_path / "table")
     commit3 = [json.loads(line) for line in (base.log_dir / commit_name(3)).read_text().splitlines()]
     metadata = next(a["metaData"] for a in commit3 if "metaData" in a)
     metadata["configuration"]["delta.enableExpiredLogCleanup"] = "false"
     _write_commit(base.path, 7, [{"metaData": metadata}])
+    theirs = tmp_path / "theirs"
+    shutil.copytree(base.path, theirs)
     before = snapshot_files(base.path)
     result = cleanup(base.path, now_ms=NOW, spark=delta_spark)
     assert result.status == "disabled" and "delta.enableExpiredLogCleanup is false" in result.message
     assert result.deleted == [] and snapshot_files(base.path) == before
+    theirs_before = log_files(theirs)
+    delta_spark_cleanup(delta_spark, str(theirs), NOW)
+    assert log_files(theirs) == theirs_before, f"{theirs}: delta-spark's cleanup changed the log"
 
 
 @pytest.mark.requirement("CKPT-COMPAT-002", "CKPT-COMPAT-003", "CKPT-COMPAT-004")

@@ -45,7 +45,8 @@ TABLE_SCHEMA = schema(schema_field("id", "long"))
 
 
 def _table(root: Path, kind: str) -> Path:
-    """A hand-written table of ``kind``: plain | v2 | made-up-feature | bad-policy | no-log."""
+    """A hand-written table of ``kind``: plain | v2 | made-up-feature | made-up-writer-feature | catalog-managed
+    | bad-policy | no-log."""
     path = root / kind
     if kind == "no-log":
         path.mkdir(parents=True)
@@ -55,6 +56,8 @@ def _table(root: Path, kind: str) -> Path:
         "plain": [protocol(1, 2), metadata(TABLE_SCHEMA)],
         "v2": [v2_protocol(), metadata(TABLE_SCHEMA, configuration={"delta.checkpointPolicy": "v2"})],
         "made-up-feature": [protocol(1, 2), metadata(TABLE_SCHEMA)],
+        "made-up-writer-feature": [protocol(1, 2), metadata(TABLE_SCHEMA)],
+        "catalog-managed": [protocol(1, 2), metadata(TABLE_SCHEMA)],
         "bad-policy": [
             protocol(1, 2),
             metadata(TABLE_SCHEMA, configuration={"delta.checkpointPolicy": "Classic"}),
@@ -67,6 +70,10 @@ def _table(root: Path, kind: str) -> Path:
     ]
     if kind == "made-up-feature":
         commits.append([protocol(3, 7, reader_features=["madeUpFeature"], writer_features=["madeUpFeature"])])
+    if kind == "made-up-writer-feature":
+        commits.append([protocol(1, 7, writer_features=["appendOnly", "madeUpWriterFeature"])])
+    if kind == "catalog-managed":
+        commits.append([protocol(1, 7, writer_features=["catalogManaged"])])
     return write_log(path, commits)
 
 
@@ -86,6 +93,10 @@ CASES = [
          f"_delta_log/{commit_name(9)}"),
     Case("no-delta-log", "no-log", (), "TABLE_NOT_FOUND", "CKPT-READ-009", "_delta_log", subprocess=True),
     Case("unsupported-reader-feature", "made-up-feature", (), "UNSUPPORTED_READER_FEATURE", "CKPT-FEAT-006",
+         "_delta_log"),
+    Case("unsupported-writer-feature", "made-up-writer-feature", (), "UNSUPPORTED_WRITER_FEATURE",
+         "CKPT-WRITE-010", "_delta_log"),
+    Case("catalog-managed-writer-feature", "catalog-managed", (), "UNSUPPORTED_WRITER_FEATURE", "CKPT-WRITE-010",
          "_delta_log"),
     Case("v2-without-the-feature", "plain", ("--spec", "v2"), "V2_FEATURE_NOT_SUPPORTED", "CKPT-FEAT-003", ""),
     Case("multi-part-on-v2-table", "v2", ("--parts", "3"), "MULTIPART_ON_V2_TABLE", "CKPT-FEAT-005", ""),
@@ -147,6 +158,7 @@ def _assert_one_error_line(
     "CKPT-PART-005",
     "CKPT-FEAT-001",
     "CKPT-FEAT-009",
+    "CKPT-WRITE-010",
 )
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_bad_input_is_refused_and_nothing_is_written(
@@ -165,6 +177,10 @@ def test_bad_input_is_refused_and_nothing_is_written(
     "A writer that is explicitly asked to write a multi-part checkpoint for a version whose
     protocol supports `v2Checkpoint` MUST fail with `MULTIPART_ON_V2_TABLE` and MUST NOT write any
     file."
+    Spec: CKPT-WRITE-010
+    "A writer MUST NOT write any checkpoint file or `_last_checkpoint` for a version whose protocol lists
+    a writer feature that the writer does not support, and MUST fail with `UNSUPPORTED_WRITER_FEATURE`
+    instead."
     """
     table = _table(tmp_path, case.table)
     before = tree_listing(table)
