@@ -40,7 +40,11 @@ BASE_CONF: Mapping[str, str] = {
     "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
     "spark.sql.sources.partitionOverwriteMode": "static",
 }
+#: JVM flags for short jobs (local mode): C1 only (no C2 JIT work) and the serial collector. Measured
+#: for issue #12 (``benchmarks/RESULTS.md``): most of a small command's CPU is JIT and GC threads.
+SHORT_JOB_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 LOCAL_CONF: Mapping[str, str] = {
+    "spark.driver.extraJavaOptions": f"-Duser.timezone=UTC {SHORT_JOB_JAVA_OPTIONS}",
     "spark.sql.shuffle.partitions": "2",
     "spark.default.parallelism": "2",
     "spark.driver.memory": "4g",
@@ -111,6 +115,8 @@ def get_delta_spark(master: str | None = None, conf: Iterable[str] = ()) -> Spar
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("SPARK_CONF_DIR", str(SPARK_CONF_DIR))
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    if LOCAL_CONF["spark.driver.extraJavaOptions"] == settings.get("spark.driver.extraJavaOptions"):
+        os.environ.setdefault("SPARK_LAUNCHER_OPTS", SHORT_JOB_JAVA_OPTIONS)  # spark-submit's own JVM
     builder = SparkSession.builder.master(master).appName("delta-checkpoint-conformance")
     for key, value in settings.items():
         builder = builder.config(key, value)

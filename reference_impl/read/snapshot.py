@@ -17,8 +17,9 @@ Steps:
 2. :mod:`reference_impl.read.checkpoint` loads the checkpoint (falling back to an older one, or to
    the commits alone, when a checkpoint file is unreadable — at most ``max_fallbacks`` times, 2 as
    in delta-spark);
-3. commits are read with Spark's JSON source (``FAILFAST``), each row tagged with its version and
-   its position in the file;
+3. commits (:mod:`reference_impl.read.commits`): file actions by one scan with Spark's JSON source
+   (``FAILFAST``), each row tagged with its version and its position in the file; the few non-file
+   actions by a driver pass over the commit bytes that skips file-action lines by their prefix;
 4. file actions are reconciled in Spark: identity ``(path, deletionVector unique id)``, the last
    action wins; live files are the winning ``add`` rows; tombstones are winning ``remove`` rows newer
    than ``now - delta.deletedFileRetentionDuration`` (strictly);
@@ -34,7 +35,8 @@ Nothing is collected to the driver but non-file actions until :meth:`Snapshot.ta
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,17 +54,18 @@ from reference_impl.errors import (
     TableNotFound,
     UnsupportedReaderFeature,
 )
-from reference_impl.log.actions import FILE_ACTIONS, REPLAYED_NON_FILE
+from reference_impl.log.actions import FILE_ACTIONS
 from reference_impl.log.last_checkpoint import read_last_checkpoint
 from reference_impl.log.listing import LogListing, list_log, log_dir_of
 from reference_impl.log.segment import LogSegment, segments_newest_first
 from reference_impl.log.table_properties import TableProperties
 from reference_impl.read.checkpoint import CheckpointContent, fallback_errors, load_checkpoint
+from reference_impl.read.commits import corrupt_line, non_file_rows, read_commits
 from reference_impl.spark.columns import dv_unique_id
 from reference_impl.spark.jobs import spark_errors
 from reference_impl.spark.schemas import COMMIT_SCHEMA
-from reference_impl.storage import FileInfo, Storage, storage_for
-from spec.table_state import TableState, drop_nulls
+from reference_impl.storage import Storage, storage_for
+from spec.table_state import TableState
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -125,12 +128,28 @@ class Snapshot:
             self.protocol.get("writerFeatures") or []
         )
 
+    @contextmanager
+    def replay_errors(self) -> Iterator[None]:
+        """Run Spark jobs over the state: a malformed commit line fails them as ``LOG_CORRUPT``.
+
+        The file actions of the commits are parsed lazily, by the first job that needs them (see
+        :mod:`reference_impl.read.commits`); such a job names the file and the line.
+        """
+        try:
+            yield
+        except spark_errors() as exc:
+            found = corrupt_line(self.storage, self.listing.log_dir, self.segment.commits)
+            if found is None:
+                raise
+            raise LogCorrupt(f"cannot parse the commit: {found[1]}", path=found[0]) from exc
+
     def _aggregate(self) -> dict[str, int]:
         if not self._counts:
-            row = self.files_df.agg(
-                F.count(F.lit(1)).alias("files"), F.coalesce(F.sum("add.size"), F.lit(0)).alias("bytes")
-            ).collect()[0]
-            tomb = self.tombstones_df.count()
+            with self.replay_errors():
+                row = self.files_df.agg(
+                    F.count(F.lit(1)).alias("files"), F.coalesce(F.sum("add.size"), F.lit(0)).alias("bytes")
+                ).collect()[0]
+                tomb = self.tombstones_df.count()
             self._counts = {"files": int(row["files"]), "bytes": int(row["bytes"]), "tombstones": int(tomb)}
         return self._counts
 
@@ -175,8 +194,9 @@ class Snapshot:
 
     def table_state(self, *, include_source: bool = True) -> TableState:
         """Collect everything into a :class:`TableState` (the only step that collects files)."""
-        files = [r["add"] for r in _collect_dicts(self.files_df)]
-        tombstones = [r["remove"] for r in _collect_dicts(self.tombstones_df)]
+        with self.replay_errors():
+            files = [r["add"] for r in _collect_dicts(self.files_df)]
+            tombstones = [r["remove"] for r in _collect_dicts(self.tombstones_df)]
         return TableState.build(
             version=self.version,
             protocol=self.protocol,
@@ -191,39 +211,6 @@ class Snapshot:
 
 def _collect_dicts(df: DataFrame) -> list[dict[str, Any]]:
     return [row.asDict(recursive=True) for row in df.toLocalIterator()]
-
-
-def _read_commits(
-    spark: SparkSession, storage: Storage, log_dir: Path, commits: Iterable[tuple[int, FileInfo]]
-) -> DataFrame | None:
-    """All commit rows with ``version`` and ``ord`` (position within the version) columns."""
-    paths = [storage.uri(log_dir / info.name) for _, info in commits]
-    if not paths:
-        return None
-    raw = spark.read.schema(COMMIT_SCHEMA).option("mode", "FAILFAST").json(paths)
-    version = F.regexp_extract(F.col("_metadata.file_name"), r"^(\d+)\.json$", 1).cast("long")
-    # monotonically_increasing_id follows file order within a partition; commit files are never split.
-    return raw.withColumn("version", version).withColumn("ord", F.monotonically_increasing_id())
-
-
-def _find_corrupt_commit(
-    storage: Storage, log_dir: Path, commits: Iterable[tuple[int, FileInfo]]
-) -> tuple[str, str]:
-    import json
-
-    for _, info in commits:
-        path = log_dir / info.name
-        text = storage.read_bytes(path).decode("utf-8", errors="replace")
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                return str(path), f"line {number} is not valid JSON ({exc.msg})"
-            if not isinstance(value, dict):
-                return str(path), f"line {number} is not a JSON object"
-    return str(log_dir), "a commit file could not be parsed"
 
 
 def _replay_non_file(
@@ -373,7 +360,7 @@ def _build(
             segment.log_dir, segment.version, segment.checkpoint, segment.commits, segment.hint, skipped
         )
     checkpoint = load_checkpoint(spark, storage, log_dir, segment.checkpoint) if segment.checkpoint else None
-    commits_df = _read_commits(spark, storage, log_dir, segment.commits)
+    commits_df = read_commits(spark, storage, log_dir, segment.commits)
     commit_rows: list[tuple[int, dict[str, Any]]] = []
     file_frames: list[DataFrame] = []
     if checkpoint is not None:
@@ -384,28 +371,7 @@ def _build(
             )
         )
     if commits_df is not None:
-        non_file = commits_df.where(
-            F.col("add").isNull()
-            & F.col("remove").isNull()
-            & (
-                F.col("protocol").isNotNull()
-                | F.col("metaData").isNotNull()
-                | F.col("txn").isNotNull()
-                | F.col("domainMetadata").isNotNull()
-            )
-        ).select("version", "ord", *REPLAYED_NON_FILE)
-        try:
-            rows = non_file.collect()
-        except spark_errors() as exc:
-            path, why = _find_corrupt_commit(storage, log_dir, segment.commits)
-            raise LogCorrupt(f"cannot parse the commit: {why}", path=path) from exc
-        ordered = sorted(rows, key=lambda r: (r["version"], r["ord"]))
-        for row in ordered:
-            for kind in REPLAYED_NON_FILE:
-                if row[kind] is not None:
-                    commit_rows.append(
-                        (int(row["version"]), {kind: drop_nulls(row[kind].asDict(recursive=True))})
-                    )
+        commit_rows = non_file_rows(spark, storage, log_dir, segment.commits)
         _check_one_per_commit(commit_rows, log_dir)
         file_frames.append(
             commits_df.where(F.col("add").isNotNull() | F.col("remove").isNotNull()).select(

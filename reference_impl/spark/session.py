@@ -7,7 +7,9 @@ The same code runs on a laptop and on a cluster; :func:`get_spark` honours:
   ``k=v`` pairs separated by newlines or ``;``. Extra conf wins over every default below.
 
 Defaults (:data:`BASE_CONF`, and :data:`LOCAL_CONF` in local mode): session time zone UTC, quiet
-logs (ERROR), no UI, and few shuffle partitions so small tables are fast. A JVM holds one
+logs (ERROR), no UI, few shuffle partitions so small tables are fast, and in local mode the JVM
+flags of :data:`SHORT_JOB_JAVA_OPTIONS` for the driver and for spark-submit's launcher JVM (a
+``--conf spark.driver.extraJavaOptions=…`` replaces them for long jobs). A JVM holds one
 SparkContext, so a process gets one session: when one is already running (the test suite may have
 started one with more jars on its classpath), :func:`get_spark` returns it — the reference code
 uses nothing but Spark's own sources either way.
@@ -42,7 +44,11 @@ BASE_CONF: Mapping[str, str] = {
     "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
     "spark.sql.sources.partitionOverwriteMode": "static",
 }
+#: JVM flags for short jobs (local mode): C1 only (no C2 JIT work) and the serial collector. Measured
+#: for issue #12 (``benchmarks/RESULTS.md``): most of a small command's CPU is JIT and GC threads.
+SHORT_JOB_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 LOCAL_CONF: Mapping[str, str] = {
+    "spark.driver.extraJavaOptions": f"-Duser.timezone=UTC {SHORT_JOB_JAVA_OPTIONS}",
     "spark.sql.shuffle.partitions": "2",
     "spark.default.parallelism": "2",
     "spark.driver.memory": "4g",
@@ -97,6 +103,8 @@ def get_spark(settings: SparkSettings | None = None) -> SparkSession:
     os.environ.setdefault("SPARK_CONF_DIR", str(SPARK_CONF_DIR))
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     conf = {**BASE_CONF, **(LOCAL_CONF if settings.is_local else {}), **settings.conf}
+    if LOCAL_CONF["spark.driver.extraJavaOptions"] == conf.get("spark.driver.extraJavaOptions"):
+        os.environ.setdefault("SPARK_LAUNCHER_OPTS", SHORT_JOB_JAVA_OPTIONS)  # spark-submit's own JVM
     builder = SparkSession.builder.master(settings.master).appName(settings.app_name)
     for key, value in conf.items():
         builder = builder.config(key, value)

@@ -362,7 +362,7 @@ def write_checkpoint(
     writer = _Writer(spark, snap, plan, options)
     state: CheckpointRows | None = None
     try:
-        with options.progress.phase("reconcile and count the state"):
+        with options.progress.phase("reconcile and count the state"), snap.replay_errors():
             state = state_rows(spark, snap, plan)
         schema: T.StructType | None
         if plan.spec is CheckpointSpec.V1:
