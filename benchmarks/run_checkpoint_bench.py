@@ -1,30 +1,36 @@
-"""Checkpoint-writing benchmark: our V1/V2 writer vs delta-spark, deltalake and a pyarrow floor.
+"""Checkpoint benchmark: our writer and reader vs delta-spark, deltalake and a pyarrow floor.
 
-For each size N (default 100,000 and 1,000,000 ``add`` actions) two synthetic tables are generated
-with :mod:`synthetic_table` — one classic (protocol 1/2), one with ``v2Checkpoint`` and
-``delta.checkpointPolicy=v2`` — and every contender checkpoints a fresh copy of the right one, each
-in its **own subprocess** (no shared JVM, no warm caches):
+Every run is a **fresh subprocess** (no shared JVM, no warm caches) on a fresh copy of a synthetic
+table (:mod:`synthetic_table`: ``N`` adds in commits of 1,000, stats JSON of ~250 bytes each).
+Contenders are **interleaved**: for each size, repetition ``r`` runs every contender once, in an
+order rotated by ``r``; ``--reps`` (default 3) repetitions give min/median/max. The machine's
+1-minute load average is recorded before and after every run (the machine may be shared: figures
+are labelled with it), with versions, machine and the exact command.
 
-| contender | table | what is timed (``op``) |
+| contender | table | what ``op`` times (inside the child; JVM start-up excluded) |
 |---|---|---|
-| ``ours-v1`` | classic | ``delta-ckpt checkpoint --spec v1`` (replay, reconcile, write, verify, publish, ``_last_checkpoint``) |
-| ``ours-v2`` | v2 | ``delta-ckpt checkpoint --spec v2`` (UUID-named JSON top-level file, 50,000 actions per sidecar) |
-| ``delta-spark-v1`` | classic | ``DeltaLog.forTable`` + ``update()`` (snapshot) + ``checkpoint()`` |
-| ``delta-spark-v2`` | v2 | the same; delta-spark writes a UUID-named V2 checkpoint (JSON top-level file) |
-| ``deltalake`` | classic | ``DeltaTable(path)`` + ``create_checkpoint()`` |
+| ``ours-v2`` | v2 | ``delta-ckpt checkpoint --spec v2`` (replay, reconcile, write sidecars, read back, publish) |
+| ``ours-v2-c2`` | v2 | the same with the JVM's default JIT/GC (``spark.driver.extraJavaOptions`` without the short-job flags) |
+| ``ours-v1`` | classic | ``delta-ckpt checkpoint --spec v1`` |
+| ``delta-spark-v2`` / ``-v1`` | v2 / classic | ``DeltaLog.forTable`` + ``update()`` + ``checkpoint()`` (delta-spark's default JVM flags) |
+| ``deltalake`` | classic | ``DeltaTable(path)`` + ``create_checkpoint()`` (deltalake writes V1) |
 | ``pyarrow-floor`` | classic | ``pyarrow.json`` reads the commits, one ``pq.write_table`` (zstd) of the add rows |
+| ``ours-snapshot`` | v2 + checkpoint | ``read_snapshot(...).summary()`` of a table whose latest version has our V2 checkpoint |
+| ``delta-spark-snapshot`` | v2 + checkpoint | ``DeltaLog.forTable`` + ``update()`` + ``numOfFiles`` of the same table |
+| ``cli-checkpoint`` / ``cli-snapshot`` | 10 commits | whole wall time of one ``delta-ckpt checkpoint`` / ``snapshot`` command (size-independent) |
 
-``op`` excludes interpreter and JVM start-up (it is timed inside the child); ``process`` is the
-child's whole wall time. **Peak memory** is the peak of the summed RSS of the child's whole process
-tree (Python driver + JVM + Python workers), sampled from ``/proc`` every 100 ms by the parent.
+``process`` is the child's whole wall time; **peak memory** is the peak of the summed RSS of the
+child's process tree (Python + JVM), sampled from ``/proc`` every 100 ms.
 
-Usage (the command that produced ``RESULTS.md``)::
+Usage (``RESULTS.md`` shows the command that produced it)::
 
-    .venv/bin/python benchmarks/run_checkpoint_bench.py --sizes 100000 1000000 --driver-memory 8g
+    .venv/bin/python benchmarks/run_checkpoint_bench.py --sizes 10000 100000 1000000 --reps 3
+    .venv/bin/python benchmarks/run_checkpoint_bench.py --sizes 10000000 --only ours-v2 --reps 1   # opt-in 10M
 
-``--only ours-v2,delta-spark-v2`` runs a subset; ``--work DIR`` sets where tables go (default
-``/tmp/delta-ckpt-bench``); results go to ``benchmarks/RESULTS.md`` (``--results``) and the raw
-figures next to it (``results.json``).
+``--only a,b`` runs a subset; ``--work DIR`` sets where tables go (default ``/tmp/delta-ckpt-bench``);
+results go to ``--results`` (default ``benchmarks/RESULTS.md``), the raw rows next to it
+(``results.json``) and the scaling plot to ``scaling.png`` when matplotlib (the ``bench`` extra) is
+installed. Not a test: CI runs it once at a tiny size (``tests/test_benchmark_smoke.py``).
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import threading
@@ -51,11 +58,24 @@ sys.path.insert(0, str(ROOT))
 
 from synthetic_table import generate  # noqa: E402
 
-CONTENDERS = ("ours-v1", "ours-v2", "delta-spark-v1", "delta-spark-v2", "deltalake", "pyarrow-floor")
+CONTENDERS = (
+    "ours-v2", "ours-v2-c2", "ours-v1", "delta-spark-v2", "delta-spark-v1", "deltalake", "pyarrow-floor",
+    "ours-snapshot", "delta-spark-snapshot", "cli-checkpoint", "cli-snapshot",
+)  # fmt: skip
+DEFAULT_CONTENDERS = (
+    "ours-v2", "delta-spark-v2", "deltalake", "pyarrow-floor", "ours-snapshot", "delta-spark-snapshot",
+    "cli-checkpoint", "cli-snapshot",
+)  # fmt: skip
 TABLE_OF = {
-    "ours-v1": "classic", "ours-v2": "v2", "delta-spark-v1": "classic", "delta-spark-v2": "v2",
-    "deltalake": "classic", "pyarrow-floor": "classic",
+    "ours-v1": "classic", "ours-v2": "v2", "ours-v2-c2": "v2", "delta-spark-v1": "classic",
+    "delta-spark-v2": "v2", "deltalake": "classic", "pyarrow-floor": "classic", "ours-snapshot": "v2cp",
+    "delta-spark-snapshot": "v2cp", "cli-checkpoint": "small", "cli-snapshot": "small",
 }  # fmt: skip
+#: Contenders whose figure is the whole command's wall time (``process``), not ``op``.
+WALL_CONTENDERS = frozenset({"cli-checkpoint", "cli-snapshot"})
+SMALL_TABLE = (1_000, 100)  # adds, adds per commit: 10 commits
+#: Plain JVM options (no short-job flags) for delta-spark and ``ours-v2-c2``.
+DEFAULT_JAVA_OPTIONS = "spark.driver.extraJavaOptions=-Duser.timezone=UTC"
 PYTHON = sys.executable
 
 
@@ -128,7 +148,7 @@ def child_delta_spark(table: str, driver_memory: str) -> dict[str, Any]:
     from conformance.oracles.delta_spark import delta_log
     from conformance.oracles.session import get_delta_spark
 
-    spark = get_delta_spark("local[2]", [f"spark.driver.memory={driver_memory}"])
+    spark = get_delta_spark("local[2]", [f"spark.driver.memory={driver_memory}", DEFAULT_JAVA_OPTIONS])
     jvm = spark.sparkContext._jvm
     assert jvm is not None
     started = time.perf_counter()
@@ -226,9 +246,36 @@ def child_pyarrow(table: str) -> dict[str, Any]:
     }
 
 
+def child_delta_spark_snapshot(table: str, driver_memory: str) -> dict[str, Any]:
+    from conformance.oracles.delta_spark import delta_log
+    from conformance.oracles.session import get_delta_spark
+
+    spark = get_delta_spark("local[2]", [f"spark.driver.memory={driver_memory}", DEFAULT_JAVA_OPTIONS])
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    started = time.perf_counter()
+    none = jvm.scala.Option.empty()
+    files = int(delta_log(spark, table).update(False, none, none).numOfFiles())
+    return {"op": time.perf_counter() - started, "phases": {}, "numAddFiles": files}
+
+
+def child_ours_snapshot(table: str, driver_memory: str) -> dict[str, Any]:
+    from reference_impl.read.snapshot import read_snapshot
+    from reference_impl.spark.session import get_spark, settings_from_env
+
+    spark = get_spark(settings_from_env("local[2]", [f"spark.driver.memory={driver_memory}"]))
+    started = time.perf_counter()
+    summary = read_snapshot(spark, table).summary()
+    return {"op": time.perf_counter() - started, "phases": {}, "numAddFiles": summary["numFiles"]}
+
+
 def run_child(kind: str, table: str, driver_memory: str) -> None:
     if kind == "delta-spark":
         result = child_delta_spark(table, driver_memory)
+    elif kind == "delta-spark-snapshot":
+        result = child_delta_spark_snapshot(table, driver_memory)
+    elif kind == "ours-snapshot":
+        result = child_ours_snapshot(table, driver_memory)
     elif kind == "deltalake":
         result = child_deltalake(table)
     elif kind == "pyarrow":
@@ -247,37 +294,54 @@ def run_child(kind: str, table: str, driver_memory: str) -> None:
 class Measurement:
     contender: str
     adds: int
+    rep: int
     ok: bool
     op_s: float | None
     process_s: float
     peak_rss_bytes: int
+    load_before: float
+    load_after: float = 0.0
     phases: dict[str, float] = field(default_factory=dict)
     detail: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
 
+    @property
+    def figure(self) -> float | None:
+        """The figure compared: ``process`` for whole-command contenders, else ``op``."""
+        if not self.ok:
+            return None
+        return self.process_s if self.contender in WALL_CONTENDERS else self.op_s
+
+
+def _load() -> float:
+    return float(Path("/proc/loadavg").read_text().split()[0])
+
+
+def _ours_cli(table: Path, driver_memory: str, spec: str, java: str | None = None) -> list[str]:
+    """``delta-ckpt checkpoint TABLE --spec SPEC --json`` with the benchmark's Spark settings."""
+    conf = ["--conf", f"spark.driver.memory={driver_memory}"]
+    if java is not None:
+        conf += ["--conf", java]
+    cli = [PYTHON, "-m", "reference_impl.cli", "--master", "local[2]", *conf]
+    return [*cli, "checkpoint", str(table), "--spec", spec, "--json"]
+
 
 def _command(contender: str, table: Path, driver_memory: str) -> list[str]:
-    if contender.startswith("ours-"):
+    if contender in ("ours-v1", "ours-v2", "ours-v2-c2"):
         spec = contender.split("-")[1]
-        return [
-            PYTHON,
-            "-m",
-            "reference_impl.cli",
-            "--master",
-            "local[2]",
-            "--conf",
-            f"spark.driver.memory={driver_memory}",
-            "checkpoint",
-            str(table),
-            "--spec",
-            spec,
-            "--json",
-        ]
+        java = DEFAULT_JAVA_OPTIONS if contender == "ours-v2-c2" else None
+        return _ours_cli(table, driver_memory, spec, java=java)
+    if contender == "cli-checkpoint":
+        return [PYTHON, "-m", "reference_impl.cli", "checkpoint", str(table), "--json"]
+    if contender == "cli-snapshot":
+        return [PYTHON, "-m", "reference_impl.cli", "snapshot", str(table), "--json"]
     kind = {
         "delta-spark-v1": "delta-spark",
         "delta-spark-v2": "delta-spark",
         "deltalake": "deltalake",
         "pyarrow-floor": "pyarrow",
+        "ours-snapshot": "ours-snapshot",
+        "delta-spark-snapshot": "delta-spark-snapshot",
     }[contender]
     return [
         PYTHON,
@@ -300,65 +364,63 @@ def _checkpoint_files(table: Path) -> dict[str, Any]:
     return {"files": names, "sidecars": len(side), "bytes": size}
 
 
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    for name in (
+        "DELTA_CKPT_FAULT",
+        "DELTA_CKPT_SPARK_CONF",
+        "DELTA_CKPT_SPARK_MASTER",
+        "SPARK_LAUNCHER_OPTS",
+    ):
+        env.pop(name, None)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    return env
+
+
 def measure(
-    contender: str, adds: int, source: Path, work: Path, driver_memory: str, timeout: float
+    contender: str, adds: int, rep: int, source: Path, work: Path, driver_memory: str, timeout: float
 ) -> Measurement:
     table = work / f"run-{contender}-{adds}"
     if table.exists():
         shutil.rmtree(table)
     shutil.copytree(source, table)
-    env = dict(os.environ)
-    env.pop("DELTA_CKPT_FAULT", None)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    load = _load()
     started = time.perf_counter()
     proc = subprocess.Popen(
         _command(contender, table, driver_memory),
         cwd=ROOT,
-        env=env,
+        env=_child_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
+    m = Measurement(contender, adds, rep, False, None, 0.0, 0, load)
     with TreeMemorySampler(proc.pid) as sampler:
         try:
             out, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             proc.kill()
             out, err = proc.communicate()
-            return Measurement(
-                contender,
-                adds,
-                False,
-                None,
-                time.perf_counter() - started,
-                sampler.peak,
-                error=f"timed out after {timeout:.0f}s",
-            )
-    process_s = time.perf_counter() - started
-    if proc.returncode != 0:
-        tail = (err or "").strip().splitlines()[-3:]
-        return Measurement(
-            contender,
-            adds,
-            False,
-            None,
-            process_s,
-            sampler.peak,
-            error=f"exit {proc.returncode}: {' | '.join(tail)}",
-        )
-    detail = _checkpoint_files(table)
-    if contender.startswith("ours-"):
-        result = json.loads(out)
-        phases = dict(result["timingsSeconds"])
-        op = float(phases.pop("total"))
-        detail["numAddFiles"] = result["numAddFiles"]
-    else:
-        line = next(text for text in out.splitlines() if text.startswith("BENCH-RESULT "))
-        result = json.loads(line[len("BENCH-RESULT ") :])
-        op, phases = float(result.pop("op")), dict(result.pop("phases"))
-        detail.update(result)
+            m.error = f"timed out after {timeout:.0f}s"
+    m.process_s, m.peak_rss_bytes, m.load_after = time.perf_counter() - started, sampler.peak, _load()
+    if m.error is None and proc.returncode != 0:
+        m.error = f"exit {proc.returncode}: {' | '.join((err or '').strip().splitlines()[-3:])}"
+    if m.error is None:
+        m.ok = True
+        m.detail = _checkpoint_files(table)
+        if contender.startswith(("ours-v", "cli-")):
+            result = json.loads(out)
+            timings = dict(result.get("timingsSeconds", {}))
+            m.op_s = float(timings.pop("total", m.process_s))
+            m.phases = timings
+            m.detail["numAddFiles"] = result.get("numAddFiles", result.get("numFiles"))
+        else:
+            line = next(text for text in out.splitlines() if text.startswith("BENCH-RESULT "))
+            result = json.loads(line[len("BENCH-RESULT ") :])
+            m.op_s, m.phases = float(result.pop("op")), dict(result.pop("phases"))
+            m.detail.update(result)
     shutil.rmtree(table, ignore_errors=True)
-    return Measurement(contender, adds, True, op, process_s, sampler.peak, phases, detail)
+    return m
 
 
 def _version(dist: str) -> str:
@@ -380,12 +442,12 @@ def environment() -> dict[str, str]:
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         return (proc.stdout + proc.stderr).strip()
 
-    sys.path.insert(0, str(ROOT))
     from conformance.oracles.delta_jars import DELTA_VERSION
+    from reference_impl.spark.session import SHORT_JOB_JAVA_OPTIONS
 
     return {
         "nproc": run(["nproc"]),
-        "free -h": run(["free", "-h"]),
+        "memory": run(["free", "-h"]).splitlines()[1],
         "cpu": _cpu_model(),
         "loadavg at start": Path("/proc/loadavg").read_text().strip(),
         "python": platform.python_version(),
@@ -394,6 +456,8 @@ def environment() -> dict[str, str]:
         "delta-spark (jar)": DELTA_VERSION,
         "deltalake": _version("deltalake"),
         "pyarrow": _version("pyarrow"),
+        "our JVM flags (local mode)": SHORT_JOB_JAVA_OPTIONS,
+        "git commit": run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"]),
     }
 
 
@@ -405,20 +469,119 @@ def _fmt_mb(value: int) -> str:
     return f"{value / 2**20:,.0f}"
 
 
-def _ratio(a: float | None, b: float | None) -> str:
-    if a is None or b is None or b == 0:
-        return "—"
-    return f"{a / b:.2f}×"
+@dataclass
+class Summary:
+    """min/median/max of the compared figure of one contender at one size."""
+
+    contender: str
+    adds: int
+    runs: list[Measurement]
+
+    @property
+    def figures(self) -> list[float]:
+        return sorted(f for m in self.runs if (f := m.figure) is not None)
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.figures) if self.figures else None
+
+    def row(self) -> str:
+        figs = self.figures
+        loads = [m.load_before for m in self.runs] + [m.load_after for m in self.runs]
+        errors = sorted({m.error for m in self.runs if m.error})
+        rss = max((m.peak_rss_bytes for m in self.runs), default=0)
+        n = "—" if self.adds < 0 else f"{self.adds:,}"
+        return (
+            f"| {n} | {self.contender} | {len(figs)}/{len(self.runs)} | {_fmt_s(figs[0] if figs else None)} | "
+            f"{_fmt_s(self.median)} | {_fmt_s(figs[-1] if figs else None)} | {_fmt_mb(rss)} | "
+            f"{min(loads):.1f}–{max(loads):.1f} | {'; '.join(errors)[:200]} |"
+        )
 
 
-def report(results: list[Measurement], env: dict[str, str], command: str) -> str:
-    by = {(m.contender, m.adds): m for m in results}
-    sizes = sorted({m.adds for m in results})
+def _summaries(results: list[Measurement]) -> dict[tuple[str, int], Summary]:
+    out: dict[tuple[str, int], Summary] = {}
+    for m in results:
+        out.setdefault((m.contender, m.adds), Summary(m.contender, m.adds, [])).runs.append(m)
+    return out
+
+
+#: (label, numerator, denominator, size filter or None for every size, target ratio or None)
+RATIOS: tuple[tuple[str, str, str, int | None, float | None], ...] = (
+    ("ours V2 / delta-spark V2", "ours-v2", "delta-spark-v2", None, None),
+    ("ours V2 / delta-spark V2 at 100k (target ≤ 0.3)", "ours-v2", "delta-spark-v2", 100_000, 0.3),
+    ("ours V2 / delta-spark V2 at 1M (target ≤ 0.4)", "ours-v2", "delta-spark-v2", 1_000_000, 0.4),
+    ("ours V2 / deltalake (V1) at 1M (target ≤ 1.2)", "ours-v2", "deltalake", 1_000_000, 1.2),
+    ("ours V2 / deltalake (V1)", "ours-v2", "deltalake", None, None),
+    ("ours V2 / pyarrow floor", "ours-v2", "pyarrow-floor", None, None),
+    ("ours V2, short-job JVM flags / default JVM flags", "ours-v2", "ours-v2-c2", None, None),
+    ("ours snapshot / delta-spark snapshot", "ours-snapshot", "delta-spark-snapshot", None, None),
+    ("ours snapshot / delta-spark snapshot at 1M (target ≤ 0.5)", "ours-snapshot", "delta-spark-snapshot", 1_000_000, 0.5),
+)  # fmt: skip
+WALL_TARGETS = {"cli-checkpoint": 6.0, "cli-snapshot": 5.0}
+
+
+def _ratio_lines(by: dict[tuple[str, int], Summary], sizes: list[int]) -> list[str]:
+    lines = ["| ratio (of medians) | N adds | value | target |", "|---|---:|---:|---|"]
+    for label, num, den, only, target in RATIOS:
+        for n in sizes if only is None else [only]:
+            a, b = by.get((num, n)), by.get((den, n))
+            if a is None or b is None or a.median is None or not b.median:
+                continue
+            value = a.median / b.median
+            verdict = "—" if target is None else ("met" if value <= target else f"NOT met (≤ {target})")
+            lines.append(f"| {label} | {n:,} | {value:.2f}× | {verdict} |")
+    for contender, limit in WALL_TARGETS.items():
+        s = by.get((contender, -1))
+        if s is not None and s.median is not None:
+            verdict = "met" if s.median <= limit else f"NOT met (≤ {limit:.0f} s)"
+            lines.append(f"| {contender} wall, 10-commit table (s) | — | {s.median:.1f} s | {verdict} |")
+    return lines
+
+
+def _scaling(by: dict[tuple[str, int], Summary], sizes: list[int]) -> list[str]:
+    contenders = [c for c in CONTENDERS if c not in WALL_CONTENDERS and any((c, n) in by for n in sizes)]
+    lines = ["| contender | " + " | ".join(f"{n:,}" for n in sizes) + " |", "|---|" + "---:|" * len(sizes)]
+    for c in contenders:
+        cells = [_fmt_s(by[(c, n)].median) if (c, n) in by else "—" for n in sizes]
+        lines.append(f"| {c} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def plot(by: dict[tuple[str, int], Summary], sizes: list[int], out: Path) -> bool:
+    """Median time vs size per contender, log-log, as a PNG; False without matplotlib (``bench`` extra)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for c in CONTENDERS:
+        points = [(n, s.median) for n in sizes if (s := by.get((c, n))) is not None and s.median is not None]
+        if c not in WALL_CONTENDERS and points:
+            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=c)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("add actions in the table")
+    ax.set_ylabel("median seconds (op)")
+    ax.set_title("Checkpoint write / snapshot time vs table size")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def report(results: list[Measurement], env: dict[str, str], command: str, plotted: str | None) -> str:
+    by = _summaries(results)
+    sizes = sorted({m.adds for m in results if m.adds >= 0})
     lines = [
-        "# Checkpoint-writing benchmark",
+        "# Checkpoint benchmark",
         "",
-        "Generated by `benchmarks/run_checkpoint_bench.py` (figures) — see its module docstring for",
-        "what each contender does and what is timed.",
+        "Generated by `benchmarks/run_checkpoint_bench.py` — its module docstring says what each contender",
+        "does and what is timed. Every figure below was printed by that run; nothing is hand-edited.",
         "",
         "## Command",
         "",
@@ -430,87 +593,74 @@ def report(results: list[Measurement], env: dict[str, str], command: str) -> str
         "",
         "| | |",
         "|---|---|",
+        *[f"| {k} | {v.replace(chr(10), '<br>')} |" for k, v in env.items()],
+        "",
+        "## Results (seconds; min / median / max over the repetitions)",
+        "",
+        "`op` = the operation inside the child (JVM start-up excluded); for `cli-*` the whole command's wall"
+        " time. load = the 1-minute load average before and after each run (range).",
+        "",
+        "| N adds | contender | ok | min | median | max | peak RSS (MiB) | load | errors |",
+        "|---:|---|---:|---:|---:|---:|---:|---|---|",
+        *[by[k].row() for k in sorted(by, key=lambda k: (k[1], CONTENDERS.index(k[0])))],
+        "",
+        "## Ratios and targets",
+        "",
+        *_ratio_lines(by, sizes),
+        "",
+        "## Scaling (median op, seconds)",
+        "",
+        *_scaling(by, sizes),
+        "",
+        f"![scaling]({plotted})" if plotted else "(no plot: matplotlib, the `bench` extra, is not installed)",
+        "",
+        "## Runs in order (phases of our writer from its own timings)",
+        "",
+        "| # | N | contender | rep | op | process | load before → after | phases |",
+        "|---:|---:|---|---:|---:|---:|---|---|",
     ]
-    for key, value in env.items():
-        lines.append(f"| {key} | {value.replace(chr(10), '<br>')} |")
-    lines += [
-        "",
-        "## Results",
-        "",
-        "`op` = seconds for the checkpoint itself (log replay included, process/JVM start-up excluded); "
-        "`process` = the subprocess's whole wall time; peak RSS = whole process tree (driver + JVM + "
-        'workers). Ratios are of `op`; "vs delta-spark" is to delta-spark\'s checkpoint of the same spec '
-        "(V1 for deltalake and the floor). The floor writes only the basic `add` fields (no parsed stats "
-        "columns). loadavg = the machine's 1-minute load average when the run started (other processes "
-        "were running).",
-        "",
-        "| N adds | contender | op (s) | process (s) | peak RSS (MiB) | vs delta-spark | vs pyarrow floor | files written | loadavg before |",
-        "|---:|---|---:|---:|---:|---:|---:|---|---:|",
-    ]
-    for n in sizes:
-        floor = by.get(("pyarrow-floor", n))
-        for contender in CONTENDERS:
-            m = by.get((contender, n))
-            if m is None:
-                continue
-            peer = {
-                "ours-v1": "delta-spark-v1",
-                "ours-v2": "delta-spark-v2",
-                "delta-spark-v2": "delta-spark-v2",
-            }.get(contender, "delta-spark-v1")
-            ds = by.get((peer, n))
-            files = (
-                m.error
-                if not m.ok
-                else (
-                    f"{len(m.detail.get('files', []))} top-level/part file(s), {m.detail.get('sidecars', 0)} sidecar(s), "
-                    f"{m.detail.get('bytes', 0) / 2**20:,.1f} MiB"
-                )
-            )
-            lines.append(
-                f"| {n:,} | {contender} | {_fmt_s(m.op_s)} | {_fmt_s(m.process_s)} | {_fmt_mb(m.peak_rss_bytes)} | "
-                f"{_ratio(m.op_s, ds.op_s if ds else None) if contender != peer else '1.00×'} | "
-                f"{_ratio(m.op_s, floor.op_s if floor else None)} | {files} | {m.detail.get('loadavg_before', '?')} |"
-            )
-    lines += ["", "## Phases", ""]
-    for n in sizes:
-        for contender in CONTENDERS:
-            m = by.get((contender, n))
-            if m is None or not m.phases:
-                continue
-            phases = ", ".join(f"{k} {v:.1f}s" for k, v in m.phases.items())
-            lines.append(f"- **{contender}, N={n:,}**: {phases}")
-    lines.append("")
-    big = max(sizes) if sizes else -1
-    ours, theirs = by.get(("ours-v2", big)), by.get(("delta-spark-v2", big))
-    lines += ["## Our V2 writer vs delta-spark's V2 at the largest N", ""]
-    if ours and theirs and ours.op_s is not None and theirs.op_s is not None:
-        diff = ours.op_s - theirs.op_s
-        if diff > 0:
-            top = sorted(ours.phases.items(), key=lambda kv: kv[1], reverse=True)[:4]
-            lines.append(
-                f"At N={big:,} our V2 writer took {ours.op_s:.1f}s, delta-spark's {theirs.op_s:.1f}s: "
-                f"**{diff:.1f}s ({diff / theirs.op_s:.0%}) slower**. Largest phases: "
-                + ", ".join(f"{k} {v:.1f}s" for k, v in top)
-                + "."
-            )
-        else:
-            lines.append(
-                f"At N={big:,} our V2 writer took {ours.op_s:.1f}s, delta-spark's {theirs.op_s:.1f}s: "
-                f"at or below delta-spark ({-diff:.1f}s faster)."
-            )
-    else:
-        lines.append("Not measured (a run failed or was skipped; see the table).")
+    for i, m in enumerate(results, start=1):
+        phases = ", ".join(f"{k} {v:.1f}" for k, v in m.phases.items())
+        lines.append(
+            f"| {i} | {m.adds:,} | {m.contender} | {m.rep} | {_fmt_s(m.op_s)} | {m.process_s:.1f} | "
+            f"{m.load_before:.1f} → {m.load_after:.1f} | {phases or (m.error or '')} |"
+        )
     lines.append("")
     return "\n".join(lines)
+
+
+def _source(work: Path, kind: str, n: int, driver_memory: str) -> Path:
+    """The synthetic table of ``kind`` and size ``n`` (generated once, reused across runs)."""
+    source = work / f"source-{kind}-{n}"
+    marker = source / ".generated"
+    if marker.exists():
+        return source
+    started = time.perf_counter()
+    if kind == "small":
+        generate(source, SMALL_TABLE[0], v2=True, adds_per_commit=SMALL_TABLE[1])
+    elif kind == "v2cp":  # the v2 table with our V2 checkpoint at its latest version
+        generate(source, n, v2=True)
+        subprocess.run(
+            _ours_cli(source, driver_memory, "v2"),
+            cwd=ROOT,
+            env=_child_env(),
+            check=True,
+            capture_output=True,
+        )
+    else:
+        generate(source, n, v2=kind == "v2")
+    marker.write_text(str(n))
+    print(f"generated {source} in {time.perf_counter() - started:.1f}s", flush=True)
+    return source
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
-    parser.add_argument("--only", default=",".join(CONTENDERS), help="comma-separated contenders")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--only", default=",".join(DEFAULT_CONTENDERS), help="comma-separated contenders")
     parser.add_argument("--work", type=Path, default=Path("/tmp/delta-ckpt-bench"))
     parser.add_argument("--driver-memory", default="8g")
     parser.add_argument("--timeout", type=float, default=3600.0, help="per run, seconds")
@@ -525,42 +675,42 @@ def main() -> None:
     unknown = set(contenders) - set(CONTENDERS)
     if unknown:
         raise SystemExit(f"unknown contender(s): {sorted(unknown)}; known: {CONTENDERS}")
-    command = (
-        "cd "
-        + str(ROOT)
-        + " && .venv/bin/python benchmarks/run_checkpoint_bench.py "
-        + " ".join(sys.argv[1:])
-    )
+    command = f"cd {ROOT} && .venv/bin/python benchmarks/run_checkpoint_bench.py {' '.join(sys.argv[1:])}"
     env = environment()
     args.work.mkdir(parents=True, exist_ok=True)
     results: list[Measurement] = []
     raw_path = args.results.with_name(args.results.stem.lower() + ".json")  # RESULTS.md -> results.json
-    for n in args.sizes:
-        sources = {}
-        for kind in ("classic", "v2"):
-            source = args.work / f"source-{kind}-{n}"
-            marker = source / ".generated"
-            if not marker.exists():
-                started = time.perf_counter()
-                generate(source, n, v2=kind == "v2")
-                marker.write_text(str(n))
-                print(f"generated {source} in {time.perf_counter() - started:.1f}s", flush=True)
-            sources[kind] = source
-        for contender in contenders:
-            load = Path("/proc/loadavg").read_text().split()[0]
-            print(f"N={n:,} {contender} (loadavg {load}) …", flush=True)
-            m = measure(
-                contender, n, sources[TABLE_OF[contender]], args.work, args.driver_memory, args.timeout
-            )
-            m.detail["loadavg_before"] = load
-            results.append(m)
-            print(
-                f"  op {_fmt_s(m.op_s)}s, process {m.process_s:.1f}s, peak {_fmt_mb(m.peak_rss_bytes)} MiB"
-                + (f", ERROR {m.error}" if m.error else ""),
-                flush=True,
-            )
-            raw_path.write_text(json.dumps([m.__dict__ for m in results], indent=2) + "\n")
-    text = report(results, env, command)
+    groups = [(-1, [c for c in contenders if c in WALL_CONTENDERS])]
+    groups += [(n, [c for c in contenders if c not in WALL_CONTENDERS]) for n in args.sizes]
+    for n, members in groups:
+        if not members:
+            continue
+        sources = {TABLE_OF[c]: _source(args.work, TABLE_OF[c], n, args.driver_memory) for c in members}
+        for rep in range(args.reps):
+            shift = rep % len(members)
+            for contender in members[shift:] + members[:shift]:  # interleaved, order rotated per rep
+                label = "10 commits" if n < 0 else f"N={n:,}"
+                print(f"{label} rep {rep} {contender} (load {_load():.2f}) …", flush=True)
+                m = measure(
+                    contender,
+                    n,
+                    rep,
+                    sources[TABLE_OF[contender]],
+                    args.work,
+                    args.driver_memory,
+                    args.timeout,
+                )
+                results.append(m)
+                print(
+                    f"  op {_fmt_s(m.op_s)}s, process {m.process_s:.1f}s, peak {_fmt_mb(m.peak_rss_bytes)} MiB, "
+                    f"load after {m.load_after:.2f}" + (f", ERROR {m.error}" if m.error else ""),
+                    flush=True,
+                )
+                raw_path.write_text(json.dumps([m.__dict__ for m in results], indent=2) + "\n")
+    png = args.results.with_name("scaling.png")
+    sizes = sorted({m.adds for m in results if m.adds >= 0})
+    plotted = png.name if plot(_summaries(results), sizes, png) else None
+    text = report(results, env, command, plotted)
     args.results.write_text(text)
     print(text)
 

@@ -1,0 +1,55 @@
+"""The checkpoint benchmark runs end to end at a tiny size (a smoke run: nothing here is timed).
+
+Benchmarks measure speed (``benchmarks/``); this only proves the script still works — tables are
+generated, each contender's subprocess runs and checkpoints the table, and the report has the
+summary (min/median/max), the load, the command and the ratios.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from tests.support import REPO_ROOT
+
+ADDS = 300
+
+
+@pytest.mark.spark
+@pytest.mark.deltalake
+def test_benchmark_smoke(deltalake: ModuleType, tmp_path: Path) -> None:
+    """Our V2 writer, deltalake and the pyarrow floor, one repetition each, at 300 adds."""
+    results = tmp_path / "RESULTS.md"
+    cmd = [
+        sys.executable,
+        str(REPO_ROOT / "benchmarks" / "run_checkpoint_bench.py"),
+        "--sizes",
+        str(ADDS),
+        "--reps",
+        "1",
+        "--only",
+        "ours-v2,deltalake,pyarrow-floor",
+        "--driver-memory",
+        "1g",
+        "--work",
+        str(tmp_path / "work"),
+        "--results",
+        str(results),
+    ]
+    proc = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True, timeout=900, check=False)
+    assert proc.returncode == 0, f"{cmd} exited {proc.returncode}: {proc.stderr[-2000:]}"
+    rows = json.loads((tmp_path / "results.json").read_text())
+    failed = [(r["contender"], r["error"]) for r in rows if not r["ok"]]
+    assert not failed, f"{tmp_path / 'results.json'}: failed runs {failed}"
+    assert sorted(r["contender"] for r in rows) == ["deltalake", "ours-v2", "pyarrow-floor"], rows
+    ours = next(r for r in rows if r["contender"] == "ours-v2")
+    assert ours["detail"]["numAddFiles"] == ADDS, f"ours-v2 checkpointed {ours['detail']}"
+    assert ours["detail"]["sidecars"] >= 1, f"ours-v2 wrote no sidecar: {ours['detail']}"
+    text = results.read_text()
+    for needle in ("| min | median | max |", "ours V2 / deltalake (V1)", "run_checkpoint_bench.py --sizes"):
+        assert needle in text, f"{results} lacks {needle!r}"
