@@ -665,11 +665,17 @@ def main() -> None:
     parser.add_argument("--driver-memory", default="8g")
     parser.add_argument("--timeout", type=float, default=3600.0, help="per run, seconds")
     parser.add_argument("--results", type=Path, default=HERE / "RESULTS.md")
+    parser.add_argument(
+        "--render", type=Path, help="only write the report from a results.json (e.g. of a stopped run)"
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--table", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         run_child(args.child, args.table, args.driver_memory)
+        return
+    if args.render:
+        render(args.render, args.results)
         return
     contenders = [c for c in args.only.split(",") if c]
     unknown = set(contenders) - set(CONTENDERS)
@@ -706,13 +712,32 @@ def main() -> None:
                     f"load after {m.load_after:.2f}" + (f", ERROR {m.error}" if m.error else ""),
                     flush=True,
                 )
-                raw_path.write_text(json.dumps([m.__dict__ for m in results], indent=2) + "\n")
-    png = args.results.with_name("scaling.png")
+                raw = {"command": command, "environment": env, "runs": [m.__dict__ for m in results]}
+                raw_path.write_text(json.dumps(raw, indent=2) + "\n")
+    write_report(results, env, command, args.results)
+
+
+def write_report(results: list[Measurement], env: dict[str, str], command: str, out: Path) -> None:
+    """``out`` (RESULTS.md) and the scaling plot next to it."""
+    png = out.with_name("scaling.png")
     sizes = sorted({m.adds for m in results if m.adds >= 0})
     plotted = png.name if plot(_summaries(results), sizes, png) else None
     text = report(results, env, command, plotted)
-    args.results.write_text(text)
+    out.write_text(text)
     print(text)
+
+
+def render(raw_path: Path, out: Path) -> None:
+    """The report of the runs recorded in ``raw_path`` (written after every run)."""
+    data = json.loads(raw_path.read_text())
+    if isinstance(data, list):  # written before the file recorded its command and machine
+        data = {"command": None, "environment": None, "runs": data}
+    results = [Measurement(**row) for row in data["runs"]]
+    command = data["command"] or "(not recorded in " + raw_path.name + ")"
+    env = data["environment"] or {**environment(), "loadavg at start": "not recorded"}
+    write_report(
+        results, env, command + f"\n# report rendered from {raw_path.name} ({len(results)} runs)", out
+    )
 
 
 if __name__ == "__main__":
