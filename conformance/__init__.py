@@ -18,6 +18,7 @@ Modules and packages, in the order a run uses them:
 | :mod:`~conformance.decode` | the suite's own view of written files: names, checkpoint files, the checksum, file trees |
 | :mod:`~conformance.compare` | field-by-field comparison of two ``TableState``\\ s, with readable differences |
 | :mod:`~conformance.suite` | the tests: reader × fixtures, writer output, writer × reader, cleaner × reader |
+| :mod:`~conformance.verdicts` | what a test result says per requirement and implementation: levels apart, sub-results (``check``), roles, ``--fail-on`` |
 | :mod:`~conformance.report` | ``results.json`` → ``MATRIX.md`` and ``index.html`` |
 | :mod:`~conformance.coverage` | which tests prove which requirement (``delta-ckpt spec coverage``) |
 | :mod:`~conformance.cli` | the ``conformance``, ``spec`` and ``demo`` commands and ``env --resolve-jars`` |

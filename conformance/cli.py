@@ -51,7 +51,20 @@ _EPILOG = """examples:
   delta-ckpt conformance run                                   # bundled: reference, delta-spark, deltalake, deltalake-cmd
   delta-ckpt conformance run --impl reference --impl deltalake
   delta-ckpt conformance run --impl-cmd mine="./my-harness --stdio"   # your implementation, any language
+  delta-ckpt conformance run --impl-cmd mine="./my-harness" --expectations mine.yaml --fail-on should
   delta-ckpt conformance run --shapes quick -k "reader_fixture"
+
+expectations: a YAML file (or a directory of <implementation>.yaml files) listing, with a reason,
+  tests an implementation cannot run (skip) and tests it is known to fail (xfail, strict: a pass
+  fails the run). Patterns match whole test ids: * any characters, ? one, everything else literally
+  ([ too). With --strict-expectations (the default) an entry that matches no collected test is an
+  error; -k narrows what runs, not what entries are checked against.
+
+exit status: 0 when nothing failed at the --fail-on level (default must: a failed MUST requirement,
+  a known failure that now passes, or an error; should: also failed SHOULDs; never), 1 when
+  something did, 2 when the run could not happen (bad option, unknown implementation file, no
+  results). Failed SHOULDs and MAYs not implemented are always in the matrix.
+
 outputs (in --report, default reports/conformance): junit.xml, results.json, MATRIX.md, index.html"""
 
 
@@ -80,6 +93,33 @@ def register_conformance(sub: Any) -> None:
     run.add_argument("--fixtures", type=Path, default=None, help="golden tables (default: fixtures/)")
     run.add_argument(
         "--shapes", default="all", help="source shapes for writer/cross tests: all | quick | A,B"
+    )
+    run.add_argument(
+        "--expectations",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="FILE|DIR",
+        help="known failures and skips of your implementation (repeatable; see below)",
+    )
+    run.add_argument(
+        "--strict-expectations",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="an expectation entry that matches no collected test is an error (default: on, also with -k)",
+    )
+    run.add_argument(
+        "--fail-on",
+        choices=["must", "should", "never"],
+        default="must",
+        help="which failures make the exit status 1 (default: must)",
+    )
+    run.add_argument(
+        "--impl-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="longest wait for one answer of an --impl-cmd program (default: 600)",
     )
     run.add_argument("-k", dest="keyword", default=None, help="pytest -k expression to select tests")
     run.add_argument("--quiet", action="store_true", help="less pytest output")
@@ -116,8 +156,13 @@ def run_suite(args: argparse.Namespace) -> int:
         "-o",
         "console_output_style=progress",
     ]
-    if not args.keyword:
+    argv.append(f"--fail-on={args.fail_on}")
+    if args.strict_expectations:
         argv.append("--strict-expectations")
+    for source in args.expectations:
+        argv += ["--expectations", str(source)]
+    if args.impl_timeout is not None:
+        argv += ["--impl-timeout", str(args.impl_timeout)]
     argv += ["-q"] if args.quiet else []
     for name in args.impl:
         argv += ["--impl", name]
@@ -142,7 +187,7 @@ def run_suite(args: argparse.Namespace) -> int:
                 cells = ["{}/{}".format(*grid[(row, r)][::2]) if (row, r) in grid else "-" for r in readers]
                 print(row.ljust(33) + "".join(c.ljust(16) for c in cells))
     print(f"\nwrote {md}, {page}, {report / 'junit.xml'} and {results}")
-    return 0 if status == 0 else 1
+    return {0: 0, 1: 1}.get(status, 2)  # 1: failures at the --fail-on level; 2: the run did not happen
 
 
 def run_report(args: argparse.Namespace) -> int:

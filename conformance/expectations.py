@@ -13,14 +13,25 @@
 
 ``inherits: <name>`` prepends the entries of ``<name>.yaml`` (two adapters of one implementation).
 A file applies only to tests that involve its implementation, so patterns need not repeat its name.
-Patterns are ``fnmatch`` patterns over pytest node ids. Every entry needs a reason; an entry that
-matches no collected test is an error (it would silently hide a regression after a rename).
+
+Patterns match whole pytest node ids: ``*`` matches any characters (``/``, ``[`` and ``]``
+included), ``?`` one character, and every other character only itself — ``[`` is *not* a character
+class as in ``fnmatch``, so a node id pasted from a test report is an exact pattern. Every entry
+needs a reason; with ``--strict-expectations`` an entry that matches no collected test is an error
+(it would silently hide a regression after a rename). Matching happens before ``-k`` deselects, so
+narrowing a run with ``-k`` keeps the check meaningful.
+
+Where files come from (:func:`load_all`): ``conformance/expectations/`` for the bundled
+implementations, then every ``--expectations FILE|DIR`` in order — a file for an implementation
+replaces the earlier one.
 """
 
 from __future__ import annotations
 
-import fnmatch
+import re
 from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,7 +39,7 @@ import yaml
 
 from spec.schemas import validator
 
-DEFAULT_DIR = Path(__file__).with_name("expectations")
+DEFAULT_DIR = Path(str(resources.files("conformance") / "expectations"))
 _KINDS: tuple[Literal["skip", "xfail"], ...] = ("skip", "xfail")
 
 
@@ -40,7 +51,14 @@ class Entry:
     issue: str | None = None
 
     def matches(self, nodeid: str) -> bool:
-        return any(fnmatch.fnmatchcase(nodeid, p) for p in self.patterns)
+        return any(glob(p).match(nodeid) for p in self.patterns)
+
+
+@cache
+def glob(pattern: str) -> re.Pattern[str]:
+    """The node ids ``pattern`` matches: ``*`` any characters, ``?`` one, everything else literally."""
+    parts = (".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
+    return re.compile("".join(parts) + r"\Z", re.DOTALL)
 
 
 @dataclass
@@ -76,10 +94,18 @@ def load(path: Path) -> Expectations:
     return Expectations(data["implementation"], entries)
 
 
-def load_all(directory: Path, names: list[str]) -> dict[str, Expectations]:
-    out = {}
-    for name in names:
-        path = directory / f"{name}.yaml"
-        if path.is_file():
-            out[name] = load(path)
+def load_all(sources: list[Path], names: list[str]) -> dict[str, Expectations]:
+    """The expectations of the implementations ``names``: from each source in order (a directory of
+    ``<implementation>.yaml`` files, or one such file), a later file replacing an earlier one."""
+    out: dict[str, Expectations] = {}
+    for source in sources:
+        paths = [source / f"{name}.yaml" for name in names] if source.is_dir() else [source]
+        if not source.exists():
+            raise ValueError(f"{source}: no such expectations file or directory")
+        for path in paths:
+            if not path.is_file():
+                continue
+            expectations = load(path)
+            if expectations.implementation in names:
+                out[expectations.implementation] = expectations
     return out

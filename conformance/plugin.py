@@ -11,9 +11,9 @@ until a test asks for one of its parameters:
 | ``shape_name`` | source-table shapes (:mod:`conformance.tables.shapes`) |
 
 Options (group "delta-checkpoint-conformance"): ``--impl NAME`` (repeatable), ``--impl-cmd
-NAME=COMMAND`` (repeatable), ``--impl-timeout``, ``--fixtures-dir``, ``--expectations-dir``, ``--ckpt-shapes``,
+NAME=COMMAND`` (repeatable), ``--impl-timeout``, ``--fixtures-dir``, ``--expectations FILE|DIR``, ``--ckpt-shapes``,
 ``--ckpt-results PATH`` (write ``results.json``), ``--strict-expectations`` (an expectation entry
-that matches no test is an error).
+that matches no test is an error), ``--fail-on must|should|never``.
 
 Markers: ``requirement(*ids)`` — every ID must exist in ``spec/requirements.json`` or collection
 fails. Each test gets ``user_properties`` (requirement, level, implementation) that JUnit XML and
@@ -39,6 +39,7 @@ from conformance.expectations import Expectations, load_all
 from conformance.registry import Registry, build_registry
 from conformance.tables.cleanup_cases import CLEANUP_CASES
 from conformance.tables.shapes import QUICK_SHAPES, SHAPES
+from conformance.verdicts import FAILING, Check, Verdict, requirement_outcome, scored, verdict
 from fixtures import FIXTURES_DIR
 from spec.requirements import REQUIREMENTS_JSON, requirements_document
 
@@ -47,6 +48,10 @@ SUITE_VERSION = metadata.version("delta-checkpoint-conformance")
 REQUIREMENTS_FILE = REQUIREMENTS_JSON
 DEFAULT_FIXTURES = FIXTURES_DIR
 _STATE = pytest.StashKey["_PluginState"]()
+_CHECKS = pytest.StashKey["Checks"]()
+_FAILED_BY_CHECKS = pytest.StashKey[bool]()
+#: The longest failure message kept in results.json (a whole state difference fits).
+MAX_MESSAGE_CHARS = 20_000
 
 
 @dataclass(frozen=True)
@@ -130,11 +135,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="golden tables to read (default: the repository's fixtures/)",
     )
     group.addoption(
+        "--expectations",
         "--expectations-dir",
         dest="ckpt_expectations",
-        default=None,
-        metavar="DIR",
-        help="per-implementation skip/xfail files (default: conformance/expectations/)",
+        action="append",
+        default=[],
+        metavar="FILE|DIR",
+        help="per-implementation skip/xfail file, or a directory of <implementation>.yaml files "
+        "(repeatable; on top of the bundled conformance/expectations/, a later file for an "
+        "implementation replaces an earlier one)",
     )
     group.addoption(
         "--ckpt-shapes",
@@ -151,6 +160,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="write results.json (spec/schemas/results.schema.json) here",
     )
     group.addoption(
+        "--fail-on",
+        dest="ckpt_fail_on",
+        choices=sorted(FAILING),
+        default=None,
+        help="which failures make the exit status non-zero: must (failed MUST requirements, unexpected "
+        "passes and errors), should (also failed SHOULDs) or never; default: every failed test",
+    )
+    group.addoption(
         "--strict-expectations",
         dest="ckpt_strict",
         action="store_true",
@@ -161,6 +178,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     for line in (
         "requirement(*ids): spec requirement IDs (CKPT-<AREA>-<NNN>) the test proves",
+        "scores(*roles): the only roles (reader, writer, cleaner) whose implementations the test scores",
         "spark: needs a SparkSession (starts a JVM)",
         "delta_spark: needs delta-spark's jars (the oracle)",
         "deltalake: needs the deltalake (delta-rs) Python package",
@@ -282,6 +300,39 @@ def get_implementation(registry: Registry, name: str) -> Implementation:
     return registry.implementations[name]
 
 
+class Checks:
+    """Sub-results of one test, each under one of the requirements the test cites (fixture ``check``).
+
+    ``check(requirement_id, condition, message)`` records the sub-result and returns ``condition``;
+    the test goes on, and fails at its end with every failed check's message. results.json then
+    scores each requirement by its own checks (:mod:`conformance.verdicts`), so a failed SHOULD part
+    does not fail the MUST the test also proves.
+    """
+
+    def __init__(self, nodeid: str, cited: list[str]) -> None:
+        self.nodeid = nodeid
+        self.cited = cited
+        self.results: list[Check] = []
+
+    def __call__(self, requirement: str, condition: bool, message: str) -> bool:
+        if requirement not in self.cited:
+            raise ValueError(f"{self.nodeid}: check({requirement!r}) but the test cites only {self.cited}")
+        self.results.append(Check(requirement, bool(condition), message))
+        return bool(condition)
+
+    @property
+    def failed(self) -> list[Check]:
+        return [c for c in self.results if not c.passed]
+
+
+@pytest.fixture
+def check(request: pytest.FixtureRequest) -> Checks:
+    """Record a sub-result under one requirement: ``check("CKPT-…", condition, message)``."""
+    checks = Checks(request.node.nodeid, _item_requirements(request.node))
+    request.node.stash[_CHECKS] = checks
+    return checks
+
+
 @pytest.fixture
 def reader(ckpt_registry: Registry, reader_name: str) -> Implementation:
     return get_implementation(ckpt_registry, reader_name)
@@ -375,10 +426,11 @@ def pytest_collection_modifyitems(
     state.items = metadata
     if not involved_names:
         return
-    directory = (
-        Path(config.option.ckpt_expectations) if config.option.ckpt_expectations else DEFAULT_EXPECTATIONS
-    )
-    state.expectations = load_all(directory, sorted(involved_names))
+    sources = [DEFAULT_EXPECTATIONS, *(Path(p) for p in config.option.ckpt_expectations)]
+    try:
+        state.expectations = load_all(sources, sorted(involved_names))
+    except ValueError as exc:
+        raise pytest.UsageError(f"--expectations: {exc}") from None
     for item in items:
         for impl in _involved(item):
             expectations = state.expectations.get(impl)
@@ -410,58 +462,126 @@ def pytest_collection_modifyitems(
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Any:
     """A program that broke the subprocess protocol fails the test with the violation alone (the
-    suite's traceback would only hide which harness, request and field were at fault)."""
+    suite's traceback would only hide which harness, request and field were at fault); a test whose
+    checks failed fails with all their messages."""
     from conformance.adapters.command import ProtocolViolation
 
     try:
-        return (yield)
+        result = yield
     except ProtocolViolation as exc:
         violation = str(exc)
+    else:
+        checks = item.stash.get(_CHECKS, None)
+        if checks is None or not checks.failed:
+            return result
+        item.stash[_FAILED_BY_CHECKS] = True
+        pytest.fail("\n".join(f"[{c.requirement}] {c.message}" for c in checks.failed), pytrace=False)
     pytest.fail(f"protocol violation: {violation}", pytrace=False)
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     outcome = yield
-    _record(_state(item.config), outcome.get_result())
+    report: pytest.TestReport = outcome.get_result()
+    result = _record(_state(item.config), item, report)
+    if result is not None:  # JUnit XML (written from the teardown report): one property per score
+        for score in result["scores"]:
+            item.user_properties.append(
+                ("score", f"{score['requirement']} {score['implementation']}: {score['verdict']}")
+            )
 
 
-def _record(state: _PluginState, report: pytest.TestReport) -> None:
-    if report.when not in ("setup", "call") or (report.when == "setup" and report.passed):
-        return
-    if state.results is None:
-        return
+def _outcome(report: pytest.TestReport) -> str:
     if report.when == "setup" and report.skipped:
-        outcome = "skipped"
-    elif report.when == "setup":
-        outcome = "error"
-    elif hasattr(report, "wasxfail"):
-        outcome = "xfailed" if report.skipped else "xpassed"
-    else:
-        outcome = report.outcome
+        return "skipped"
+    if report.when == "setup":
+        return "error"
     if report.failed and "XPASS(strict)" in str(report.longrepr):
-        outcome = "xpassed"
+        return "xpassed"
+    if hasattr(report, "wasxfail"):
+        return "xfailed" if report.skipped else "xpassed"
+    return report.outcome
+
+
+def _message(report: pytest.TestReport) -> str:
+    """The whole failure message (every line of a state difference), or the skip reason."""
+    longrepr = report.longrepr
+    if longrepr is None or report.passed:
+        return ""
+    if isinstance(longrepr, tuple):
+        text = longrepr[2]
+    else:
+        crash = getattr(longrepr, "reprcrash", None)
+        text = crash.message if crash is not None else str(longrepr)
+    text = text.strip()
+    return text if len(text) <= MAX_MESSAGE_CHARS else text[: MAX_MESSAGE_CHARS - 3] + "..."
+
+
+def _record(state: _PluginState, item: pytest.Item, report: pytest.TestReport) -> dict[str, Any] | None:
+    if report.when not in ("setup", "call") or (report.when == "setup" and report.passed):
+        return None
+    if state.results is None:
+        return None
+    outcome = _outcome(report)
     meta = (state.items or {}).get(report.nodeid, {})
-    message = ""
-    if report.longrepr is not None and outcome in ("failed", "error", "skipped", "xfailed", "xpassed"):
-        message = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
-        message = message.strip().splitlines()[-1][:500] if message.strip() else ""
-    state.results.append(
-        {
-            "nodeid": report.nodeid,
-            "outcome": outcome,
-            "duration": round(report.duration, 3),
-            "requirements": meta.get("requirements", []),
-            "implementations": meta.get("implementations", []),
-            "expectation": meta.get("expectation"),
-            **{k: meta[k] for k in ("writer", "cleaner", "reader", "shape", "fixture") if k in meta},
-            "message": message,
-        }
-    )
+    message = _message(report)
+    checks = item.stash[_CHECKS].results if _CHECKS in item.stash else []
+    by_checks = item.stash.get(_FAILED_BY_CHECKS, False)
+    roles_in_test: dict[str, str] = {
+        role: str(meta[role]).split(":")[0] for role in ("writer", "reader", "cleaner") if role in meta
+    }
+    known = state.get_requirements() if meta.get("requirements") else {}
+    marker = item.get_closest_marker("scores")
+    only = [str(role) for role in marker.args] if marker is not None else None
+    scores: list[dict[str, str]] = []
+    for req in meta.get("requirements", []):
+        spec = known.get(req, {})
+        level = str(spec.get("level", "MUST"))
+        mine = verdict(requirement_outcome(req, outcome, checks, by_checks), level, message)
+        for impl in (
+            scored(roles_in_test, spec.get("roles", []), only) if roles_in_test else meta["implementations"]
+        ):
+            scores.append({"requirement": req, "level": level, "implementation": impl, "verdict": mine.value})
+    result: dict[str, Any] = {
+        "nodeid": report.nodeid,
+        "outcome": outcome,
+        "duration": round(report.duration, 3),
+        "requirements": meta.get("requirements", []),
+        "implementations": meta.get("implementations", []),
+        "expectation": meta.get("expectation"),
+        **{k: meta[k] for k in ("writer", "cleaner", "reader", "shape", "fixture") if k in meta},
+        "message": message,
+        "checks": [c.to_json() for c in checks],
+        "scores": scores,
+    }
+    state.results.append(result)
+    return result
+
+
+def _failing(results: list[dict[str, Any]], threshold: str) -> list[str]:
+    """Node IDs of the results that fail the run at ``--fail-on threshold``."""
+    failing = FAILING[threshold]
+    out = []
+    for r in results:
+        if r["scores"]:
+            if any(Verdict(s["verdict"]) in failing for s in r["scores"]):
+                out.append(r["nodeid"])
+        elif r["outcome"] in ("failed", "error", "xpassed") and threshold != "never":
+            out.append(r["nodeid"])  # a test citing no requirement counts at every level
+    return out
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = _state(session.config)
+    threshold = session.config.option.ckpt_fail_on
+    failed = exitstatus == pytest.ExitCode.TESTS_FAILED
+    if (
+        threshold is not None
+        and state.results is not None
+        and failed
+        and not _failing(state.results, threshold)
+    ):
+        session.exitstatus = exitstatus = pytest.ExitCode.OK  # only failures below the threshold
     target = session.config.option.ckpt_results
     if not target or state.results is None:
         return
@@ -487,6 +607,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         "startedAt": int(state.started * 1000),
         "durationSeconds": round(time.time() - state.started, 1),
         "exitStatus": int(exitstatus),
+        "failOn": threshold or "any",
         "implementations": impls,
         "results": state.results,
     }

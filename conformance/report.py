@@ -2,13 +2,13 @@
 
 Two views (OpenTelemetry's compliance matrix and Arrow's producer × consumer grid):
 
-* **requirements × implementations** — per cell the aggregate of every test that cites the
-  requirement and involves the implementation: ``fail`` if any failed (or an xfail passed),
-  ``xfail`` if any is a known failure, ``pass`` if at least one passed, ``n.a.`` if all were
-  skipped, blank if no test exercised it;
+* **requirements × implementations** — per cell the worst verdict (:mod:`conformance.verdicts`) of
+  every score of the requirement for the implementation: ``✘ MUST`` / ``✘ SHOULD`` (failed, levels
+  apart), ``○ MAY`` (a MAY not implemented), ``⚠ xfail`` (a known failure), ``✔ pass`` (at least one
+  test compared and passed), ``not compared``, ``n.a.``, blank if no test scored it;
 * **writers × readers** — from the cross tests: ``passed/total`` per (writer profile, reader).
 
-Also a per-implementation summary: requirements passed / failed / known-failing, by level.
+Also a per-implementation summary by verdict, and every failure with its whole message.
 """
 
 from __future__ import annotations
@@ -20,38 +20,60 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from conformance.verdicts import Verdict
 from spec.requirements import REQUIREMENTS_JSON as REQUIREMENTS_FILE
 
-_RANK = {"fail": 4, "xfail": 3, "pass": 2, "n.a.": 1}
-_SYMBOL = {"pass": "✔ pass", "fail": "✘ fail", "xfail": "⚠ xfail", "n.a.": "n.a.", "": ""}
+#: Worst first: a cell shows the worst verdict of its scores.
+_RANK: tuple[Verdict, ...] = (
+    Verdict.ERROR,
+    Verdict.UNEXPECTED_PASS,
+    Verdict.FAILED_MUST,
+    Verdict.FAILED_SHOULD,
+    Verdict.MAY_NOT_IMPLEMENTED,
+    Verdict.KNOWN_FAILURE,
+    Verdict.PASSED,
+    Verdict.NOT_COMPARED,
+    Verdict.NOT_APPLICABLE,
+)
+_SYMBOL: dict[Verdict, str] = {
+    Verdict.ERROR: "✘ error",
+    Verdict.UNEXPECTED_PASS: "✘ xpass",
+    Verdict.FAILED_MUST: "✘ MUST",
+    Verdict.FAILED_SHOULD: "✘ SHOULD",
+    Verdict.MAY_NOT_IMPLEMENTED: "○ MAY",
+    Verdict.KNOWN_FAILURE: "⚠ xfail",
+    Verdict.PASSED: "✔ pass",
+    Verdict.NOT_COMPARED: "not compared",
+    Verdict.NOT_APPLICABLE: "n.a.",
+}
+#: Summary columns: (title, verdicts counted).
+_COLUMNS: tuple[tuple[str, Verdict], ...] = (
+    ("passed", Verdict.PASSED),
+    ("failed MUST", Verdict.FAILED_MUST),
+    ("failed SHOULD", Verdict.FAILED_SHOULD),
+    ("MAY not implemented", Verdict.MAY_NOT_IMPLEMENTED),
+    ("known failures (xfail)", Verdict.KNOWN_FAILURE),
+    ("unexpected passes", Verdict.UNEXPECTED_PASS),
+    ("errors", Verdict.ERROR),
+    ("not compared", Verdict.NOT_COMPARED),
+    ("n.a.", Verdict.NOT_APPLICABLE),
+)
 
 
-def _cell_outcome(outcomes: Iterable[str]) -> str:
-    best = ""
-    for outcome in outcomes:
-        value = {
-            "passed": "pass",
-            "failed": "fail",
-            "error": "fail",
-            "xpassed": "fail",
-            "xfailed": "xfail",
-            "skipped": "n.a.",
-        }[outcome]
-        if not best or _RANK[value] > _RANK[best]:
-            best = value
-    return best
+def _worst(verdicts: Iterable[Verdict]) -> Verdict:
+    return min(verdicts, key=_RANK.index)
 
 
-def requirement_matrix(results: dict[str, Any]) -> tuple[list[str], dict[str, dict[str, str]]]:
+def requirement_matrix(results: dict[str, Any]) -> tuple[list[str], dict[str, dict[str, Verdict]]]:
+    """(implementations, {requirement: {implementation: worst verdict}}) from the results' scores."""
     impls = [i["name"] for i in results["implementations"]]
-    cells: dict[tuple[str, str], list[str]] = defaultdict(list)
+    cells: dict[tuple[str, str], list[Verdict]] = defaultdict(list)
     for r in results["results"]:
-        for req in r["requirements"]:
-            for impl in r["implementations"]:
-                cells[(req, impl)].append(r["outcome"])
-    matrix: dict[str, dict[str, str]] = defaultdict(dict)
-    for (req, impl), outcomes in cells.items():
-        matrix[req][impl] = _cell_outcome(outcomes)
+        for score in r.get("scores", []):
+            cells[(score["requirement"], score["implementation"])].append(Verdict(score["verdict"]))
+    matrix: dict[str, dict[str, Verdict]] = defaultdict(dict)
+    for (req, impl), verdicts in cells.items():
+        matrix[req][impl] = _worst(verdicts)
     return impls, matrix
 
 
@@ -79,14 +101,13 @@ def cross_grid(
     return rows, readers, grid
 
 
-def summary(results: dict[str, Any], requirements: dict[str, dict[str, Any]]) -> dict[str, dict[str, int]]:
+def summary(results: dict[str, Any]) -> dict[str, dict[Verdict, int]]:
+    """Per implementation: how many requirements have each (worst) verdict."""
     impls, matrix = requirement_matrix(results)
-    out: dict[str, dict[str, int]] = {i: defaultdict(int) for i in impls}
-    for req, row in matrix.items():
-        level = requirements.get(req, {}).get("level", "?")
+    out: dict[str, dict[Verdict, int]] = {i: defaultdict(int) for i in impls}
+    for row in matrix.values():
         for impl, outcome in row.items():
-            out[impl][f"{outcome} {level}"] += 1
-            out[impl][outcome] += 1
+            out.setdefault(impl, defaultdict(int))[outcome] += 1
     return {k: dict(v) for k, v in out.items()}
 
 
@@ -98,28 +119,34 @@ def _load_requirements() -> dict[str, dict[str, Any]]:
 def render_markdown(results: dict[str, Any]) -> str:
     requirements = _load_requirements()
     impls, matrix = requirement_matrix(results)
-    counts = summary(results, requirements)
+    counts = summary(results)
     lines = [
         "# Delta checkpoint conformance matrix",
         "",
         f"Suite {results['suiteVersion']}, spec {results['specVersion']}; {len(results['results'])} test results in "
-        f"{results['durationSeconds']} s. Legend: ✔ pass · ✘ fail · ⚠ xfail (known failure, see "
-        "`conformance/expectations/`) · n.a. (not applicable / cannot run) · blank (no test).",
+        f"{results['durationSeconds']} s; exit status {results['exitStatus']} (--fail-on "
+        f"{results.get('failOn', 'any')}). Legend: ✔ pass · ✘ MUST / ✘ SHOULD (failed, by level) · ○ MAY (not "
+        "implemented) · ⚠ xfail (known failure, see the expectation files) · ✘ xpass (a known failure now "
+        "passes) · not compared (the test ran but compared nothing) · n.a. (not applicable / cannot run) · "
+        "blank (no test). A requirement scores only the implementation in one of its roles.",
         "",
-        "## Implementations",
+        "## Implementations: requirements by verdict",
         "",
-        "| implementation | version | roles | requirements passed | failed | known failures (xfail) | n.a. |",
-        "|---|---|---|---|---|---|---|",
+        "| implementation | version | roles | " + " | ".join(title for title, _ in _COLUMNS) + " |",
+        "|---|---|---|" + "---|" * len(_COLUMNS),
     ]
     for impl in results["implementations"]:
         name = impl["name"]
         if not impl.get("available", True):
-            lines.append(f"| {name} | — | — | unavailable: {impl.get('reason', '')} | | | |")
+            lines.append(
+                f"| {name} | — | — | unavailable: {impl.get('reason', '')} |" + " |" * (len(_COLUMNS) - 1)
+            )
             continue
         c = counts.get(name, {})
         lines.append(
-            f"| {name} | {impl['version']} | {', '.join(impl['roles'])} | {c.get('pass', 0)} "
-            f"({c.get('pass MUST', 0)} MUST) | {c.get('fail', 0)} | {c.get('xfail', 0)} | {c.get('n.a.', 0)} |"
+            f"| {name} | {impl['version']} | {', '.join(impl['roles'])} | "
+            + " | ".join(str(c.get(v, 0)) for _, v in _COLUMNS)
+            + " |"
         )
     for row_key, title in (
         ("writer", "Writers × readers (cross tests"),
@@ -155,7 +182,7 @@ def render_markdown(results: dict[str, Any]) -> str:
             ]
         row = matrix.get(req_id, {})
         note = " (untestable)" if req.get("untestable") else ""
-        cells = [_SYMBOL[row.get(i, "")] for i in impls]
+        cells = [_SYMBOL[row[i]] if i in row else "" for i in impls]
         lines.append(
             f"| [{req_id}](../spec/checkpoints.md#{req_id}){note} | {req['level']} | "
             + " | ".join(cells)
@@ -164,15 +191,49 @@ def render_markdown(results: dict[str, Any]) -> str:
     failures = [r for r in results["results"] if r["outcome"] in ("failed", "error", "xpassed")]
     if failures:
         lines += ["", f"## Failures ({len(failures)})", ""]
-        lines += [f"- `{r['nodeid']}` — {r['outcome']}: {r['message']}" for r in failures[:200]]
+        for r in failures[:200]:
+            failed = sorted(
+                {
+                    f"{s['verdict']} {s['requirement']}"
+                    for s in r.get("scores", [])
+                    if s["verdict"] != "passed"
+                }
+            )
+            lines += [
+                f"- `{r['nodeid']}` — {r['outcome']}: {', '.join(failed) or 'no requirement'}",
+                "",
+                "```",
+            ]
+            lines += [*r["message"].splitlines(), "```", ""]
     return "\n".join(lines) + "\n"
+
+
+_CSS_CLASSES = (
+    ("pass", "✔"),
+    ("fail", "✘"),
+    ("may", "○"),
+    ("xfail", "⚠"),
+    ("na", "n.a."),
+    ("na", "not compared"),
+)
 
 
 def render_html(markdown_text: str) -> str:
     """A self-contained page: the Markdown tables as HTML tables, cells coloured by outcome."""
     body: list[str] = []
     in_table = False
+    pre: list[str] | None = None
     for line in markdown_text.splitlines():
+        if line == "```":
+            if pre is None:
+                pre = []
+            else:
+                body.append(f"<pre>{html.escape(chr(10).join(pre))}</pre>")
+                pre = None
+            continue
+        if pre is not None:
+            pre.append(line)
+            continue
         if line.startswith("|"):
             cells = [c.strip() for c in line.strip("|").split("|")]
             if all(set(c) <= set("-") for c in cells):
@@ -184,10 +245,7 @@ def render_html(markdown_text: str) -> str:
                 continue
             row = []
             for c in cells:
-                cls = next(
-                    (k for k, v in (("pass", "✔"), ("fail", "✘"), ("xfail", "⚠"), ("na", "n.a.")) if v in c),
-                    "",
-                )
+                cls = next((k for k, v in _CSS_CLASSES if v in c), "")
                 row.append(f'<td class="{cls}">{html.escape(c)}</td>')
             body.append("<tr>" + "".join(row) + "</tr>")
             continue
@@ -206,7 +264,8 @@ def render_html(markdown_text: str) -> str:
     style = (
         "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}"
         "td,th{border:1px solid #ccc;padding:2px 8px;font-size:13px}th{background:#eee}"
-        ".pass{background:#d9f2d9}.fail{background:#f8d0d0}.xfail{background:#fbeec2}.na{color:#888}"
+        ".pass{background:#d9f2d9}.fail{background:#f8d0d0}.xfail{background:#fbeec2}.may{background:#e4e4f8}"
+        ".na{color:#888}pre{font-size:12px;background:#f6f6f6;padding:4px}"
         ".failure{font-family:monospace;font-size:12px}"
     )
     return (

@@ -15,6 +15,7 @@ from conformance.suite.conftest import WrittenTable
 
 
 @pytest.mark.requirement("CKPT-WRITE-003", "CKPT-CONTENT-001", "CKPT-READ-001", "CKPT-READ-002")
+@pytest.mark.scores("reader")  # the writer's rules are judged by test_writer_output, independently
 def test_reader_reads_writers_checkpoint(written: WrittenTable, reader: Implementation) -> None:
     """Any reader reads any writer's checkpoint, with the earlier commits gone, as the original state.
 

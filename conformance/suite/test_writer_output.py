@@ -22,6 +22,7 @@ from conformance.decode.checkpoint import (
 from conformance.decode.checksum import checksum
 from conformance.decode.names import SIDECAR_DIR, parse_name
 from conformance.decode.spark_hash import part_of
+from conformance.plugin import Checks
 from conformance.suite.conftest import WrittenTable
 from spec.schemas import validator
 from spec.table_state import TableState
@@ -193,16 +194,25 @@ def test_every_parquet_field_is_optional(written: WrittenTable) -> None:
 
 
 @pytest.mark.requirement("CKPT-SCHEMA-005", "CKPT-SCHEMA-006")
-def test_remove_has_no_stats_or_tags(written: WrittenTable) -> None:
-    """remove actions in checkpoints carry no stats and no tags (and the fields are best left out).
+def test_remove_has_no_stats_or_tags(written: WrittenTable, check: Checks) -> None:
+    """remove actions in checkpoints carry no stats and no tags (MUST), and the Parquet files leave the
+    fields out of the remove struct (SHOULD); each part is scored under its own requirement.
 
     Spec: CKPT-SCHEMA-005
     > In every Parquet checkpoint file, the stats and tags fields of the remove struct, where the file has
     > them, MUST be null in every row.
+    Spec: CKPT-SCHEMA-006
+    > A writer SHOULD leave the stats and tags fields out of the remove struct of every checkpoint file.
     """
     d = _decoded(written)
     bad = [r["path"] for r in d.actions("remove") if "stats" in r or "tags" in r]
-    assert not bad, f"{written.label}: remove with stats/tags: {bad[:5]}"
+    check("CKPT-SCHEMA-005", not bad, f"{written.label}: remove with stats/tags: {bad[:5]}")
+    for f in [*d.top, *d.sidecars]:
+        if f.schema is None or "remove" not in f.schema.names:
+            continue
+        struct = f.schema.field("remove").type
+        kept = sorted({struct.field(i).name for i in range(struct.num_fields)} & {"stats", "tags"})
+        check("CKPT-SCHEMA-006", not kept, f"{written.label}: {f.name}: the remove struct has {kept}")
 
 
 @pytest.mark.requirement("CKPT-SCHEMA-007")
@@ -487,8 +497,8 @@ def test_last_checkpoint_v2_object(written: WrittenTable) -> None:
 
 
 @pytest.mark.requirement("CKPT-LAST-009", "CKPT-LAST-010", "CKPT-CKSUM-001")
-def test_last_checkpoint_order_and_checksum(written: WrittenTable) -> None:
-    """version, size, parts come first; a checksum, if any, is last and valid (delta-spark's algorithm).
+def test_last_checkpoint_order_and_checksum(written: WrittenTable, check: Checks) -> None:
+    """version, size, parts come first (MUST); a checksum is there, last (SHOULD) and valid (MUST).
 
     Spec: CKPT-LAST-009
     > A writer MUST write version, size and, when present, parts as the first members of the
@@ -502,11 +512,18 @@ def test_last_checkpoint_order_and_checksum(written: WrittenTable) -> None:
     _, hint = _hint(written)
     keys = list(hint)
     head = ["version", "size", "parts"] if "parts" in hint else ["version", "size"]
-    assert keys[: len(head)] == head, f"{written.label}: _last_checkpoint starts with {keys[:3]}"
+    check(
+        "CKPT-LAST-009",
+        keys[: len(head)] == head,
+        f"{written.label}: _last_checkpoint starts with {keys[:3]}",
+    )
+    check("CKPT-LAST-010", "checksum" in hint, f"{written.label}: _last_checkpoint has no checksum")
     if "checksum" in hint:
-        assert keys[-1] == "checksum", f"{written.label}: checksum is not the last member"
-        assert hint["checksum"] == checksum(hint), (
-            f"{written.label}: checksum {hint['checksum']} != {checksum(hint)}"
+        check("CKPT-LAST-010", keys[-1] == "checksum", f"{written.label}: checksum is not the last member")
+        check(
+            "CKPT-CKSUM-001",
+            hint["checksum"] == checksum(hint),
+            f"{written.label}: checksum {hint['checksum']} != {checksum(hint)}",
         )
 
 

@@ -51,7 +51,7 @@ def _run(
         *extra,
     ]
     if expectations is not None:
-        args += ["--expectations-dir", str(expectations)]
+        args += ["--expectations", str(expectations)]
     return pytester.runpytest_subprocess(*args)
 
 
@@ -154,11 +154,10 @@ def test_strict_xfail_that_passes_fails_the_run(
 ) -> None:
     """An xfail entry for a test that passes makes the run fail (strict), and is recorded as xpassed."""
     monkeypatch.setenv("FAKE_STATE", str(_latest_state(one_case)))
-    expectations = tmp_path / "exp"
-    expectations.mkdir()
-    (expectations / "fake.yaml").write_text(
+    expectations = tmp_path / "mine.yaml"  # a file (not a directory) naming its implementation
+    expectations.write_text(
         "implementation: fake\nxfail:\n  - reason: 'pretend the latest version is known to be wrong'\n"
-        "    tests: ['*v1_classic|v4*']\n"
+        "    tests: ['*v1_classic|v4]']\n"
     )
     result = _run(pytester, one_case, expectations=expectations)
     assert result.ret != 0
@@ -180,6 +179,21 @@ def test_unused_expectation_is_an_error(
     result = _run(pytester, one_case, "--strict-expectations", expectations=expectations)
     result.stderr.fnmatch_lines(["*expectation entries that match no test*"])
     assert result.ret != 0
+
+
+def test_strict_expectations_hold_under_k(
+    pytester: pytest.Pytester, one_case: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """-k narrows what runs, not what entries are checked against: an entry for a deselected test is used."""
+    monkeypatch.setenv("FAKE_STATE", str(_latest_state(one_case)))
+    expectations = tmp_path / "exp"
+    expectations.mkdir()
+    (expectations / "fake.yaml").write_text(
+        "implementation: fake\nxfail:\n  - reason: 'the older version is known to come out wrong'\n"
+        "    tests: ['*v1_classic|v3]']\n"
+    )
+    result = _run(pytester, one_case, "--strict-expectations", "-k", "v4", expectations=expectations)
+    result.assert_outcomes(passed=1, deselected=1)
 
 
 def test_unknown_requirement_id_fails_collection(pytester: pytest.Pytester) -> None:
@@ -208,5 +222,5 @@ def test_report_renders_matrix(
     _run(pytester, one_case)
     md, page = write_reports(pytester.path / "results.json", pytester.path / "out")
     text = md.read_text()
-    assert "| fake |" in text and "CKPT-V1-002" in text and "✘ fail" in text, text[:2000]
+    assert "| fake |" in text and "CKPT-V1-002" in text and "✘ MUST" in text, text[:2000]
     assert "<table>" in page.read_text()
