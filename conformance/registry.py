@@ -14,13 +14,13 @@ import importlib
 import shlex
 import sys
 from dataclasses import dataclass, field
-from importlib import metadata
+from importlib import metadata, resources
 from pathlib import Path
 
 from conformance.adapter import Implementation
 
 ENTRY_POINT_GROUP = "delta_checkpoint_conformance.implementations"
-EXAMPLE_HARNESS = Path(__file__).with_name("examples") / "deltalake_harness.py"
+EXAMPLE_HARNESS = Path(str(resources.files("conformance") / "examples" / "deltalake_harness.py"))
 
 BUNDLED: dict[str, str] = {
     "reference": "conformance.adapters.reference:ReferenceImplementation",

@@ -42,13 +42,14 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
 from spec.vocabulary import Level, Role
 
 #: The directory of the normative text and its data (``checkpoints.md``, ``requirements.json``, …).
-SPEC_DIR: Final[Path] = Path(__file__).resolve().parent
+SPEC_DIR: Final[Path] = Path(str(resources.files("spec")))  # package data: spec/*.md, *.json
 CHECKPOINTS_MD: Final[Path] = SPEC_DIR / "checkpoints.md"
 REQUIREMENTS_JSON: Final[Path] = SPEC_DIR / "requirements.json"
 

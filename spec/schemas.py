@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import json
 from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
-SCHEMA_TESTS_DIR = Path(__file__).resolve().parent / "schema-tests"
+SCHEMA_DIR = Path(str(resources.files("spec") / "schemas"))
+SCHEMA_TESTS_DIR = Path(str(resources.files("spec") / "schema-tests"))
 
 
 def schema_paths() -> list[Path]:

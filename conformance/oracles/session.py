@@ -19,6 +19,7 @@ import os
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 ENV_MASTER = "DELTA_CKPT_SPARK_MASTER"
 ENV_CONF = "DELTA_CKPT_SPARK_CONF"
 DEFAULT_MASTER = "local[2]"
-SPARK_CONF_DIR = Path(__file__).resolve().parent / "spark-conf"
+SPARK_CONF_DIR = Path(str(resources.files("conformance.oracles") / "spark-conf"))
 
 BASE_CONF: Mapping[str, str] = {
     "spark.sql.session.timeZone": "UTC",
