@@ -109,6 +109,9 @@ def build_registry(names: list[str], commands: list[str], *, timeout_s: float | 
                 start(name, BUNDLED_COMMANDS[name])
             else:
                 registry.unavailable[name] = f"no adapter named {name!r} (known: {', '.join(sorted(known))})"
+        except ProtocolViolation as exc:  # a bundled program (kernel-java) that answers hello wrongly
+            registry.unavailable[name] = str(exc)
+            registry.misbehaving.add(name)
         except Exception as exc:  # an adapter that cannot start is reported, not fatal for the others
             registry.unavailable[name] = f"{type(exc).__name__}: {exc}"
     for name, command in wanted_commands.items():
