@@ -133,6 +133,22 @@ def non_file_rows(
     return out
 
 
+def failing_commit(spark: SparkSession, storage: Storage, log_dir: Path, commits: Commits) -> str | None:
+    """The first commit whose file actions Spark's JSON source cannot parse with the action schema.
+
+    For errors :func:`corrupt_line` cannot see: valid JSON whose values do not fit the schema
+    (``"size": "big"``). Only on the error path: one small Spark job per commit.
+    """
+    for _, info in commits:
+        path = log_dir / info.name
+        try:
+            frame = spark.read.schema(COMMIT_SCHEMA).option("mode", "FAILFAST").json(storage.uri(path))
+            frame.where(F.col("add").isNotNull() | F.col("remove").isNotNull()).count()
+        except spark_errors():
+            return str(path)
+    return None
+
+
 def corrupt_line(
     storage: Storage, log_dir: Path, commits: Iterable[tuple[int, FileInfo]]
 ) -> tuple[str, str] | None:

@@ -60,7 +60,7 @@ from reference_impl.log.listing import LogListing, list_log, log_dir_of
 from reference_impl.log.segment import LogSegment, segments_newest_first
 from reference_impl.log.table_properties import TableProperties
 from reference_impl.read.checkpoint import CheckpointContent, fallback_errors, load_checkpoint
-from reference_impl.read.commits import corrupt_line, non_file_rows, read_commits
+from reference_impl.read.commits import corrupt_line, failing_commit, non_file_rows, read_commits
 from reference_impl.spark.columns import dv_unique_id
 from reference_impl.spark.jobs import spark_errors
 from reference_impl.spark.schemas import COMMIT_SCHEMA
@@ -138,10 +138,16 @@ class Snapshot:
         try:
             yield
         except spark_errors() as exc:
-            found = corrupt_line(self.storage, self.listing.log_dir, self.segment.commits)
-            if found is None:
+            log_dir, commits = self.listing.log_dir, self.segment.commits
+            found = corrupt_line(self.storage, log_dir, commits)
+            if found is not None:
+                raise LogCorrupt(f"cannot parse the commit: {found[1]}", path=found[0]) from exc
+            failing = failing_commit(self.files_df.sparkSession, self.storage, log_dir, commits)
+            if failing is None:
                 raise
-            raise LogCorrupt(f"cannot parse the commit: {found[1]}", path=found[0]) from exc
+            raise LogCorrupt(
+                "a file action of the commit does not fit the action schema", path=failing
+            ) from exc
 
     def _aggregate(self) -> dict[str, int]:
         if not self._counts:

@@ -97,20 +97,25 @@ def test_driver_pass_equals_spark_json_source(spark: SparkSession, tmp_path: Pat
 
 
 @pytest.mark.parametrize(
-    ("bad_line", "eager"),
-    [('{"add":{"path":"x","size":', True), ('{"add":{"path":"x","size":}', False)],
-    ids=["truncated", "malformed"],
+    ("bad_line", "eager", "why"),
+    [
+        ('{"add":{"path":"x","size":', True, "line 2"),
+        ('{"add":{"path":"x","size":}', False, "line 2"),
+        ('{"add":{"path":"x","size":"big"}}', False, "action schema"),
+    ],
+    ids=["truncated", "malformed", "wrong-type"],
 )
 def test_malformed_file_action_line_is_log_corrupt(
-    spark: SparkSession, tmp_path: Path, bad_line: str, eager: bool
+    spark: SparkSession, tmp_path: Path, bad_line: str, eager: bool, why: str
 ) -> None:
-    """A bad ``add`` line is ``LOG_CORRUPT`` naming the file and line: at once, or from the first job over files."""
+    """A bad ``add`` line is ``LOG_CORRUPT`` naming the file (and the line when it is not JSON): at once, or
+    from the first job over the file actions."""
     log = _write_log(tmp_path / "t", [_base_commit(), [_line(add("b.parquet")), bad_line]])
     with pytest.raises(CheckpointError) as info:
         read_snapshot(spark, tmp_path / "t").summary()
     assert info.value.code == "LOG_CORRUPT", str(info.value)
     assert info.value.path == str(log / commit_name(1)), str(info.value)
-    assert "line 2" in info.value.message, info.value.message
+    assert why in info.value.message, info.value.message
     if not eager:
         snap = read_snapshot(spark, tmp_path / "t")  # lazily: the file actions are parsed by the next job
         with pytest.raises(CheckpointError, match="LOG_CORRUPT"):
