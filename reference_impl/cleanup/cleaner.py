@@ -18,8 +18,10 @@ The algorithm (§18.1):
 
 1. Replay the latest version (the reference reader). If ``delta.enableExpiredLogCleanup`` is false,
    stop: nothing is deleted. If the protocol lists a writer feature this cleaner does not know,
-   fail with ``UNSUPPORTED_WRITER_FEATURE`` (``CKPT-CLEAN-011``; ``checkpointProtection`` and the
-   catalog-managed / coordinated-commit features are refused on purpose).
+   fail with ``UNSUPPORTED_WRITER_FEATURE`` (``CKPT-CLEAN-011``; the catalog-managed and
+   coordinated-commit features are refused on purpose, ``CKPT-CLEAN-019``). With
+   ``checkpointProtection``, the history before ``delta.requireCheckpointProtectionBeforeVersion``
+   is deleted whole or not at all (``CKPT-CLEAN-021``).
 2. *Cutoff* = midnight UTC of ``now - delta.logRetentionDuration`` (30 days when unset).
 3. *Cutoff commit* = the newest commit whose timestamp (modification time, or in-commit timestamp
    where enabled, made strictly increasing) is not later than the cutoff.
@@ -135,6 +137,7 @@ from reference_impl.cleanup.invariants import (
     structural_checks,
 )
 from reference_impl.cleanup.plan import (
+    CHECKPOINT_PROTECTION,
     FileDecision,
     LogPlan,
     SidecarCutoff,
@@ -144,6 +147,7 @@ from reference_impl.cleanup.plan import (
     log_cutoff,
     plan_log,
     plan_sidecars,
+    protect_history,
     read_in_commit_timestamp,
     sidecar_cutoff,
     sidecar_floor,
@@ -453,7 +457,10 @@ def cleanup(
     clocks = report.clocks = _clocks(t.now_ms, latest, retention_ms, sidecar_retention_ms)
     hint_version, report.hint = _hint(t, log.listing)
     with t.progress.phase("plan"):
-        plan = report.plan = _plan_log(t, log, latest, clocks, hint_version)
+        plan = _plan_log(t, log, latest, clocks, hint_version)
+        if CHECKPOINT_PROTECTION in latest.writer_features:
+            plan = protect_history(plan, latest.properties.checkpoint_protection_version)
+        report.plan = plan
     if plan.cutoff_checkpoint is None:
         report.sidecars = _plan_sidecars(log, clocks, None, "no cutoff checkpoint (CKPT-CLEAN-004)")
         return report.result(CleanupStatus.NO_CUTOFF_CHECKPOINT, plan.stop_reason or "nothing is deleted")

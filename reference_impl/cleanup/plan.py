@@ -25,7 +25,7 @@ import datetime as dt
 import enum
 import json
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -476,3 +476,31 @@ def plan_sidecars(
             )
         )
     return plan
+
+
+CHECKPOINT_PROTECTION = "checkpointProtection"
+
+
+def protect_history(plan: LogPlan, protected_before: int) -> LogPlan:
+    """``CKPT-CLEAN-021`` (``checkpointProtection``): the history before *P* = ``protected_before`` goes
+    whole or not at all.
+
+    The plan deletes every commit and checkpoint below its cutoff checkpoint, so it removes all the
+    history before *P* exactly when that checkpoint is at or after *P*. Otherwise no file of a version
+    below *P* is deleted: every such decision becomes a keep with the reason (sidecars are planned
+    separately and still collected).
+    """
+    c = plan.cutoff_checkpoint
+    if protected_before <= 0 or c is None or c.version >= protected_before:
+        return plan
+    reason = (
+        f"checkpointProtection: the history before version {protected_before} must go in one run, "
+        f"but the cutoff checkpoint is {c.version}"
+    )
+    files = [
+        replace(f, delete=False, reason=reason, rule="CKPT-CLEAN-021")
+        if f.delete and f.version is not None and f.version < protected_before
+        else f
+        for f in plan.files
+    ]
+    return replace(plan, files=files)

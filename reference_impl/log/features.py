@@ -22,7 +22,10 @@ from reference_impl.errors import UnsupportedWriterFeature
 WritingRole = Literal["writer", "cleaner"]
 
 #: Writer features whose presence changes nothing in how this implementation writes checkpoints and
-#: cleans the log.
+#: cleans the log, or whose rules it implements. ``checkpointProtection``: the writer checkpoints a
+#: version only after checking that version's own protocol (``CKPT-WRITE-010``), and the cleaner
+#: removes the protected history whole or not at all (``CKPT-CLEAN-021``,
+#: :func:`reference_impl.cleanup.plan.protect_history`).
 SUPPORTED_WRITER_FEATURES: frozenset[str] = frozenset(
     {
         "appendOnly",
@@ -53,6 +56,7 @@ SUPPORTED_WRITER_FEATURES: frozenset[str] = frozenset(
         "inCommitTimestamp",
         "allowColumnDefaults",
         "collations-preview",
+        "checkpointProtection",
     }
 )
 
@@ -70,14 +74,8 @@ _CATALOG = Refusal(
     "the managing catalog decides which maintenance a client may run; this implementation has no catalog",
     "CKPT-CLEAN-019",
 )
-#: Features refused on purpose, by one role or both; the other role supports it. The writer supports
-#: ``checkpointProtection`` because it checkpoints a version only after checking that version's own
-#: protocol (RFC checkpoint-protection: no checkpoint before the protected version unless its protocol
-#: is supported).
+#: Features refused on purpose, by one role or both.
 REFUSED_WRITER_FEATURES: dict[str, Refusal] = {
-    "checkpointProtection": Refusal(
-        frozenset({"cleaner"}), "it restricts which checkpoints and commits may be removed"
-    ),
     "catalogManaged": _CATALOG,
     "catalogOwned-preview": _CATALOG,
     "coordinatedCommits-preview": Refusal(

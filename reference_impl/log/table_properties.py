@@ -14,6 +14,7 @@ Spec: ``spec/checkpoints.md`` §5.1 The ``delta.checkpointPolicy`` table propert
 | ``delta.setTransactionRetentionDuration`` | none (keep forever) | which ``txn`` a checkpoint keeps |
 | ``delta.logRetentionDuration`` | 30 days | metadata cleanup cutoff |
 | ``delta.enableExpiredLogCleanup`` | true | metadata cleanup on/off |
+| ``delta.requireCheckpointProtectionBeforeVersion`` | 0 | history a cleaner removes whole or not at all (``checkpointProtection``) |
 | ``delta.dataSkippingNumIndexedCols`` | 32 | ``stats_parsed`` schema |
 | ``delta.dataSkippingStatsColumns`` | none | ``stats_parsed`` schema |
 | ``delta.columnMapping.mode`` | ``none`` | physical column names in ``stats_parsed`` and ``partitionValues_parsed`` |
@@ -163,6 +164,11 @@ class TableProperties:
     @property
     def expired_log_cleanup_enabled(self) -> bool:
         return _bool(self.config, "delta.enableExpiredLogCleanup", True)
+
+    @property
+    def checkpoint_protection_version(self) -> int:
+        """*P* of the ``checkpointProtection`` feature (spec §18.2); meaningful only when the protocol lists it."""
+        return _int(self.config, "delta.requireCheckpointProtectionBeforeVersion", 0)
 
     @property
     def num_indexed_cols(self) -> int:

@@ -508,3 +508,55 @@ def test_compatibility_copy_of_a_checkpoint_without_sidecars(
     assert [a for a in copy if "checkpointMetadata" in a] == [
         a for a in original if "checkpointMetadata" in a
     ]
+
+
+@pytest.mark.requirement("CKPT-CLEAN-021", "CKPT-CLEAN-022")
+@pytest.mark.parametrize("protected_before", [6, 3])
+def test_checkpoint_protection_keeps_history_whole(
+    protected_before: int, delta_spark: SparkSession, cleanup_tables: CleanupTables, tmp_path: Path
+) -> None:
+    """Commit 7 adds ``checkpointProtection`` with *P* = ``protected_before``; the cutoff checkpoint is 4.
+    *P* = 6: the plan would remove only part of the history before 6 (commits 0-3, checkpoints 2 and 3),
+    so no commit or checkpoint is deleted; delta-spark on the same table deletes them anyway, since a
+    checkpoint exists right after its newest deleted commit (spec D21). *P* = 3: all history before 3 goes
+    in this run, so the cleanup (a dry run) plans the unprotected deletions (commits 0-3, checkpoints 2
+    and 3), commits of versions below each checkpoint deleted before it.
+
+    Spec: CKPT-CLEAN-021
+    "A cleaner MUST NOT delete a commit or checkpoint file of a version less than *P* unless the same run
+    deletes every commit and checkpoint file of a version less than *P*; when its plan would delete only
+    part of that history, it MUST delete none of it."
+    Spec: CKPT-CLEAN-022
+    "A cleaner that deletes the history before *P* SHOULD delete every commit file of a version less than
+    a checkpoint's version before it deletes that checkpoint's files."
+    """
+    base = cleanup_tables.copy(tmp_path / "table")
+    protocol = delta_snapshot_protocol(base)
+    protocol["writerFeatures"] = [*protocol["writerFeatures"], "checkpointProtection"]
+    commit3 = [json.loads(line) for line in (base.log_dir / commit_name(3)).read_text().splitlines()]
+    metadata = next(a["metaData"] for a in commit3 if "metaData" in a)
+    metadata["configuration"]["delta.requireCheckpointProtectionBeforeVersion"] = str(protected_before)
+    _write_commit(base.path, 7, [{"protocol": protocol}, {"metaData": metadata}])
+    theirs = tmp_path / "theirs"
+    shutil.copytree(base.path, theirs)
+    before = log_files(base.path, hidden=False)
+    dry_run = protected_before == 3  # the deletions themselves are those of the unprotected tests above
+    result = cleanup(base.path, now_ms=NOW, spark=delta_spark, dry_run=dry_run)
+    deleted = {d.name for d in result.deleted} if dry_run else before - log_files(base.path, hidden=False)
+    history = _old_log_files(base, 4)
+    if protected_before == 6:
+        assert not deleted & (history | {base.compaction}), f"{base.path}: deleted {sorted(deleted)}"
+        protected = {d.name for d in result.kept if d.rule == "CKPT-CLEAN-021"}
+        assert history <= protected, (
+            f"{base.path}: kept without CKPT-CLEAN-021: {sorted(history - protected)}"
+        )
+        spark_before = log_files(theirs, hidden=False)
+        delta_spark_cleanup(delta_spark, str(theirs), NOW)
+        assert history <= spark_before - log_files(theirs, hidden=False), "D21: delta-spark deletes them"
+    else:
+        assert history <= deleted, f"{base.path}: kept {sorted(history - deleted)}"
+        order = [d.name for d in result.deleted]
+        for version, checkpoint in base.checkpoints.items():
+            if checkpoint in order:
+                first = order.index(checkpoint)
+                assert all(order.index(commit_name(v)) < first for v in range(version)), order

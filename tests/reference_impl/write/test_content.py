@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import shutil
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -831,3 +832,33 @@ def test_stats_forms_with_column_mapping(option: str | None, spark: SparkSession
         assert a["stats_parsed"]["minValues"]["col-93b7-ts"] is not None, (
             f"{label}: timestamps not parsed: {a['stats_parsed']}"
         )
+
+
+@pytest.mark.requirement("CKPT-CONTENT-013")
+def test_checkpoint_actions_of_a_commit_are_not_copied(spark: SparkSession, tmp_path: Path) -> None:
+    """The table of fixture ``valid/checkpoint_actions_in_commit`` without its checkpoint: commit 3 holds a
+    ``checkpointMetadata`` and a ``sidecar`` naming ``does-not-exist.parquet``. Our V2 checkpoint of v3 has
+    one ``checkpointMetadata`` (its own, version 3) and references only sidecars it wrote.
+
+    Spec: CKPT-CONTENT-013
+    "A checkpoint MUST NOT contain a `checkpointMetadata` or `sidecar` action taken from a commit file; its
+    only `checkpointMetadata` and `sidecar` actions are those the writer creates for the checkpoint
+    itself."
+    """
+    from conformance.decode.checkpoint import decode_file, sidecar_actions
+
+    source = Path(__file__).resolve().parents[3] / "fixtures/valid/checkpoint_actions_in_commit/table"
+    table = tmp_path / "table"
+    shutil.copytree(
+        source, table, ignore=shutil.ignore_patterns("*.checkpoint.*", "_last_checkpoint", "_sidecars")
+    )
+    logs = log_dir(table)
+    assert '"does-not-exist.parquet"' in (logs / "00000000000000000003.json").read_text()
+    result = write_checkpoint(table, 3, CheckpointOptions(spec="v2", top_level_format="json"), spark=spark)
+    (top,) = [f.name for f in result.top_level]
+    rows = decode_file(logs, top).rows
+    metadata = [row["checkpointMetadata"] for row in rows if "checkpointMetadata" in row]
+    assert [m["version"] for m in metadata] == [3], f"{logs / top}: checkpointMetadata actions {metadata}"
+    paths = [action["path"] for action in sidecar_actions(logs, top)]
+    written = {p.name for p in (logs / "_sidecars").iterdir() if not p.name.startswith(".")}
+    assert paths and set(paths) <= written, f"{logs / top}: sidecar paths {paths}, files written {written}"
