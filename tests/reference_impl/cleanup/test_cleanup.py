@@ -560,3 +560,32 @@ def test_checkpoint_protection_keeps_history_whole(
             if checkpoint in order:
                 first = order.index(checkpoint)
                 assert all(order.index(commit_name(v)) < first for v in range(version)), order
+
+
+@pytest.mark.requirement("CKPT-CLEAN-020")
+@pytest.mark.parametrize("hint", ["absent", "corrupt"])
+def test_delta_spark_cleans_only_with_a_hint(
+    hint: str, delta_spark: SparkSession, cleanup_tables: CleanupTables, tmp_path: Path
+) -> None:
+    """delta-spark's own cleanup deletes nothing when ``_last_checkpoint`` is absent, but lists the log
+    and deletes the expired files (commits 0-3, checkpoints 2 and 3) when it is corrupt — the permission
+    this rule gives, and its limit.
+
+    Spec: CKPT-CLEAN-020
+    "A cleaner MAY delete nothing when `_delta_log/_last_checkpoint` is absent."
+    """
+    base = cleanup_tables.copy(tmp_path / "table")
+    (base.log_dir / "_last_checkpoint").unlink()
+    (base.log_dir / "._last_checkpoint.crc").unlink(missing_ok=True)
+    if hint == "corrupt":
+        (base.log_dir / "_last_checkpoint").write_text("{not json")
+    before = log_files(base.path, hidden=False)
+    delta_spark_cleanup(delta_spark, str(base.path), NOW)
+    deleted = before - log_files(base.path, hidden=False)
+    if hint == "absent":
+        assert not deleted, f"{base.path}: delta-spark deleted {sorted(deleted)} without _last_checkpoint"
+    else:
+        expired = _old_log_files(base, 4)
+        assert expired <= deleted, (
+            f"{base.path}: with a corrupt hint delta-spark kept {sorted(expired - deleted)}"
+        )

@@ -44,7 +44,7 @@ from conformance.tables.builder import (
 from conformance.tables.real_writers import HOUR_MS
 from reference_impl.log.naming import parse_log_file_name
 from reference_impl.write.options import CheckpointOptions
-from reference_impl.write.result import CheckpointResult
+from reference_impl.write.result import CheckpointResult, FileRole
 from reference_impl.write.writer import write_checkpoint
 from spec.schemas import validator
 from spec.vocabulary import LogFileKind
@@ -862,3 +862,25 @@ def test_checkpoint_actions_of_a_commit_are_not_copied(spark: SparkSession, tmp_
     paths = [action["path"] for action in sidecar_actions(logs, top)]
     written = {p.name for p in (logs / "_sidecars").iterdir() if not p.name.startswith(".")}
     assert paths and set(paths) <= written, f"{logs / top}: sidecar paths {paths}, files written {written}"
+
+
+@pytest.mark.requirement("CKPT-PART-010", "CKPT-SIDE-015")
+@pytest.mark.parametrize(
+    "layout", [x for x in LAYOUTS if x.id in ("multi-part", "v2-uuid-json-sidecars")], ids=lambda x: x.id
+)
+def test_parts_and_sidecars_share_one_schema(layout: Layout, written: WrittenLayouts) -> None:
+    """Every part of our multi-part checkpoint, and every sidecar of our V2 checkpoint, has one Parquet schema.
+
+    Spec: CKPT-PART-010
+    "All parts of one multi-part checkpoint SHOULD have the same Parquet schema."
+    Spec: CKPT-SIDE-015
+    "All sidecar files that one checkpoint references SHOULD have the same Parquet schema, …"
+    """
+    table, result = written.get(layout)
+    role = FileRole.PART if layout.id == "multi-part" else FileRole.SIDECAR
+    paths = [log_dir(table) / f.name for f in result.files if f.role is role]
+    assert len(paths) >= 2, (
+        f"{layout.id}: expected several {role} files, wrote {[f.name for f in result.files]}"
+    )
+    schemas = {str(pq.read_schema(p).remove_metadata()) for p in paths}
+    assert len(schemas) == 1, f"{layout.id}: {len(schemas)} different schemas among {[p.name for p in paths]}"
