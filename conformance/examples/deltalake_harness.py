@@ -2,7 +2,9 @@
 """An example adapter *program* for the subprocess protocol (1.0): deltalake (delta-rs) behind stdin/stdout.
 
 Run by the suite as ``--impl-cmd deltalake-cmd="python conformance/examples/deltalake_harness.py"``
-(bundled as ``deltalake-cmd``). It reads one JSON request per line on stdin and writes one JSON
+(bundled as ``deltalake-cmd``); with ``--reader-only`` it declares only the ``reader`` role, as a
+reader-only implementer's program would (``tests/conformance/test_reader_only.py`` runs it so, with no
+Java on the machine). It reads one JSON request per line on stdin and writes one JSON
 response per line on stdout; diagnostics go to stderr. An implementation in another language writes
 this same loop in its own language — here the per-request work reuses the in-process deltalake
 adapter's functions, so both adapters must produce identical results, which the matrix shows.
@@ -36,8 +38,18 @@ def _adapter() -> Any:
     return DeltalakeImplementation()
 
 
-def hello(impl: Any) -> dict[str, Any]:
+def hello(impl: Any, *, reader_only: bool = False) -> dict[str, Any]:
     info = impl.info
+    if reader_only:
+        return {
+            "name": "deltalake-cmd",
+            "version": info.version,
+            "protocolVersion": PROTOCOL_VERSION,
+            "roles": ["reader"],
+            "description": "deltalake (delta-rs) through the subprocess protocol, reader role only",
+            "unavailableFields": sorted(info.unavailable_fields),
+            "readsData": True,
+        }
     return {
         "name": "deltalake-cmd",
         "version": info.version,
@@ -65,13 +77,18 @@ def hello(impl: Any) -> dict[str, Any]:
     }
 
 
-def handle(impl: Any, request: dict[str, Any]) -> dict[str, Any]:
+def handle(impl: Any, request: dict[str, Any], *, reader_only: bool = False) -> dict[str, Any]:
     from conformance.adapter import AdapterError
 
     op = request["op"]
+    if reader_only and op in ("write_checkpoint", "cleanup"):
+        return {
+            "ok": False,
+            "error": {"code": "INVALID_OPTION", "message": f"{op}: this program is a reader only"},
+        }
     try:
         if op == "hello":
-            return {"ok": True, "result": hello(impl)}
+            return {"ok": True, "result": hello(impl, reader_only=reader_only)}
         if op == "read":
             result = impl.read(Path(request["table"]), version=request.get("version"))
             state = result.state.to_json()
@@ -92,14 +109,18 @@ def handle(impl: Any, request: dict[str, Any]) -> dict[str, Any]:
         return {"ok": False, "error": {"code": exc.code, "message": exc.message}}
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
+    if argv not in ([], ["--reader-only"]):
+        print("usage: deltalake_harness.py [--reader-only]", file=sys.stderr)
+        return 2
+    reader_only = argv == ["--reader-only"]
     impl = _adapter()
     for line in sys.stdin:
         if not line.strip():
             continue
         request = json.loads(line)
         try:
-            response = handle(impl, request)
+            response = handle(impl, request, reader_only=reader_only)
         except Exception as exc:  # a bug in this program: report it as an error response, keep serving
             traceback.print_exc(file=sys.stderr)
             response = {
@@ -114,4 +135,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
