@@ -18,7 +18,9 @@ Patterns match whole pytest node ids: ``*`` matches any characters (``/``, ``[``
 included), ``?`` one character, and every other character only itself — ``[`` is *not* a character
 class as in ``fnmatch``, so a node id pasted from a test report is an exact pattern. Every entry
 needs a reason; with ``--strict-expectations`` an entry that matches no collected test is an error
-(it would silently hide a regression after a rename). Matching happens before ``-k`` deselects, so
+(it would silently hide a regression after a rename) — unless the test functions it names were
+collected but the implementation takes part in none of them (a writer entry, inherited by a reader-only
+program, cannot apply). Matching happens before ``-k`` deselects, so
 narrowing a run with ``-k`` keeps the check meaningful.
 
 Where files come from (:func:`load_all`): ``conformance/expectations/`` for the bundled
