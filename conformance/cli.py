@@ -115,6 +115,14 @@ def register_conformance(sub: Any) -> None:
         help="which failures make the exit status 1 (default: must)",
     )
     run.add_argument(
+        "--cross-writers",
+        default=None,
+        metavar="NAME,…|none",
+        help="bundled writers whose checkpoints your --impl-cmd reader reads in the cross tests, untested "
+        "themselves (default with --impl-cmd alone: reference, delta-spark, deltalake, kernel-java; "
+        "'none': fixtures only, no JVM)",
+    )
+    run.add_argument(
         "--impl-timeout",
         type=float,
         default=None,
@@ -161,6 +169,8 @@ def run_suite(args: argparse.Namespace) -> int:
         argv.append("--strict-expectations")
     for source in args.expectations:
         argv += ["--expectations", str(source)]
+    if args.cross_writers is not None:
+        argv.append(f"--cross-writers={args.cross_writers}")
     if args.impl_timeout is not None:
         argv += ["--impl-timeout", str(args.impl_timeout)]
     argv += ["-q"] if args.quiet else []

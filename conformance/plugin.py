@@ -88,9 +88,18 @@ class _PluginState:
     def get_registry(self) -> Registry:
         if self.registry is None:
             opts = self.config.option
-            self.registry = build_registry(
-                list(opts.ckpt_impl), list(opts.ckpt_impl_cmd), timeout_s=opts.ckpt_impl_timeout
-            )
+            cross = opts.ckpt_cross_writers
+            try:
+                self.registry = build_registry(
+                    list(opts.ckpt_impl),
+                    list(opts.ckpt_impl_cmd),
+                    timeout_s=opts.ckpt_impl_timeout,
+                    cross_writers=None
+                    if cross is None
+                    else [w for w in cross.split(",") if w and w != "none"],
+                )
+            except ValueError as exc:
+                raise pytest.UsageError(str(exc)) from None
         return self.registry
 
     def get_requirements(self) -> dict[str, dict[str, Any]]:
@@ -126,6 +135,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="SECONDS",
         help="longest wait for one answer of an --impl-cmd program (default: 600); a program that "
         "does not answer in time fails the test and is restarted",
+    )
+    group.addoption(
+        "--cross-writers",
+        dest="ckpt_cross_writers",
+        default=None,
+        metavar="NAME,…|none",
+        help="bundled writers whose checkpoints the --impl-cmd implementations read in the cross tests, "
+        "without being tested themselves (default with --impl-cmd and no --impl: reference, delta-spark, "
+        "deltalake, kernel-java)",
     )
     group.addoption(
         "--fixtures-dir",
@@ -244,19 +262,22 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     state = _state(metafunc.config)
     registry = state.get_registry()
+    tested = {n: i for n, i in registry.implementations.items() if n not in registry.cross_writers}
     if "reader_name" in names:
-        readers = [n for n, i in registry.implementations.items() if Role.READER in i.info.roles]
+        readers = [n for n, i in tested.items() if Role.READER in i.info.roles]
         readers += list(registry.unavailable)
         metafunc.parametrize("reader_name", readers, ids=readers)
     if "cleaner_name" in names:
-        cleaners = [n for n, i in registry.implementations.items() if Role.CLEANER in i.info.roles]
+        cleaners = [n for n, i in tested.items() if Role.CLEANER in i.info.roles]
         cleaners += list(registry.unavailable)
         metafunc.parametrize("cleaner_name", cleaners, ids=cleaners)
     if "cleanup_case_name" in names:
         metafunc.parametrize("cleanup_case_name", CLEANUP_CASES, ids=list(CLEANUP_CASES))
     if "writer_profile" in names:
         pairs: list[tuple[str, str]] = []
-        for name, impl in registry.implementations.items():
+        # The cross writers write only for the cross tests (which also take a reader).
+        writers = registry.implementations if "reader_name" in names else tested
+        for name, impl in writers.items():
             if Role.WRITER in impl.info.roles:
                 pairs += [(name, p.name) for p in impl.info.profiles]
         pairs += [(name, "-") for name in registry.unavailable]
@@ -393,11 +414,29 @@ def _item_requirements(item: pytest.Item) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
+def _deselect_roleless(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave out (as deselected, not as "empty parameter set" skips) the tests that need a role no
+    implementation under test plays: a run tests what the implementations' roles allow."""
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        roleless = any(
+            key in params and not isinstance(params[key], str | tuple)
+            for key in ("reader_name", "cleaner_name", "writer_profile")
+        )
+        (drop if roleless else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
     state = _state(config)
+    _deselect_roleless(config, items)
     needs_spec = any(item.get_closest_marker("requirement") for item in items) or any(
         "fixture_expectation" in getattr(getattr(item, "callspec", None), "params", {}) for item in items
     )
@@ -467,6 +506,7 @@ def pytest_collection_modifyitems(
             for e in state.expectations.values()
             for entry in e.unused()
             if applies(e.implementation, entry.patterns)
+            and e.implementation not in state.get_registry().cross_writers  # not under test here
         ]
         if stale:
             raise pytest.UsageError("expectation entries that match no test:\n  " + "\n  ".join(stale))
@@ -614,6 +654,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                     "description": info.description,
                     "available": True,
                     "profiles": [p.name for p in info.profiles],
+                    "crossWriter": name in registry.cross_writers,
                 }
             )
         impls += [{"name": n, "available": False, "reason": why} for n, why in registry.unavailable.items()]

@@ -38,6 +38,9 @@ DEFAULT_IMPLEMENTATIONS: tuple[str, ...] = (
     "deltalake-cmd",
     "kernel-java",
 )
+#: The writers whose outputs an ``--impl-cmd`` implementation reads when no ``--impl`` is given
+#: (``--cross-writers``): the bundled writers, one adapter each (not ``deltalake-cmd``).
+DEFAULT_CROSS_WRITERS: tuple[str, ...] = ("reference", "delta-spark", "deltalake", "kernel-java")
 
 
 def _entry_points() -> dict[str, str]:
@@ -57,6 +60,9 @@ class Registry:
 
     implementations: dict[str, Implementation] = field(default_factory=dict)
     unavailable: dict[str, str] = field(default_factory=dict)  # name -> why
+    #: Writers taken only so that the implementations under test can read their outputs (the cross
+    #: tests): they are parametrised as writers of cross tests only and are never scored.
+    cross_writers: set[str] = field(default_factory=set)
     #: Programs that started but broke the subprocess protocol at ``hello``: their tests fail
     #: (never skip), since the program is there and misbehaves.
     misbehaving: set[str] = field(default_factory=set)
@@ -80,8 +86,19 @@ def parse_impl_cmd(value: str) -> tuple[str, str]:
     return name.strip(), command.strip()
 
 
-def build_registry(names: list[str], commands: list[str], *, timeout_s: float | None = None) -> Registry:
-    """The implementations ``names`` and ``commands`` select; ``timeout_s`` bounds each subprocess answer."""
+def build_registry(
+    names: list[str],
+    commands: list[str],
+    *,
+    timeout_s: float | None = None,
+    cross_writers: list[str] | None = None,
+) -> Registry:
+    """The implementations ``names`` and ``commands`` select; ``timeout_s`` bounds each subprocess answer.
+
+    ``cross_writers``: bundled writers whose outputs the selected implementations read, without
+    being tested themselves; ``None`` means :data:`DEFAULT_CROSS_WRITERS` when only ``commands`` are
+    given (an implementation under test with no writer beside it would have nothing to read).
+    """
     from conformance.adapters.command import DEFAULT_TIMEOUT_S, CommandImplementation, ProtocolViolation
 
     def start(name: str, command: str) -> None:
@@ -99,6 +116,13 @@ def build_registry(names: list[str], commands: list[str], *, timeout_s: float | 
     known = {**BUNDLED, **_entry_points()}
     wanted_commands = dict(parse_impl_cmd(c) for c in commands)
     selected = list(names) or ([] if wanted_commands else list(DEFAULT_IMPLEMENTATIONS))
+    if cross_writers is None:
+        cross_writers = list(DEFAULT_CROSS_WRITERS) if wanted_commands and not names else []
+    support = [w for w in cross_writers if w not in selected and w not in wanted_commands]
+    unknown = [w for w in support if w not in known]
+    if unknown:
+        raise ValueError(f"--cross-writers: no bundled writer {unknown} (known: {', '.join(sorted(known))})")
+    selected += support
     for name in selected:
         if name in wanted_commands:
             continue
@@ -116,4 +140,14 @@ def build_registry(names: list[str], commands: list[str], *, timeout_s: float | 
             registry.unavailable[name] = f"{type(exc).__name__}: {exc}"
     for name, command in wanted_commands.items():
         start(name, command)
+    from conformance.adapter import Role
+
+    for name in support:  # a writer that cannot start leaves its cross tests out, it is not a test result
+        impl = registry.implementations.get(name)
+        registry.unavailable.pop(name, None)
+        registry.misbehaving.discard(name)
+        if impl is not None and Role.WRITER in impl.info.roles:
+            registry.cross_writers.add(name)
+        elif impl is not None:
+            registry.implementations.pop(name).close()
     return registry

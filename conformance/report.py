@@ -144,7 +144,9 @@ def render_markdown(results: dict[str, Any]) -> str:
             continue
         c = counts.get(name, {})
         lines.append(
-            f"| {name} | {impl['version']} | {', '.join(impl['roles'])} | "
+            f"| {name} | {impl['version']} | {', '.join(impl['roles'])}"
+            + (" (cross writer only: not scored)" if impl.get("crossWriter") else "")
+            + " | "
             + " | ".join(str(c.get(v, 0)) for _, v in _COLUMNS)
             + " |"
         )

@@ -44,6 +44,8 @@ def _run(
         f"conformance.suite.{module}",
         "--impl-cmd",
         f"fake={sys.executable} {HARNESS}",
+        "--cross-writers",
+        "none",
         "--fixtures-dir",
         str(fixtures),
         "--ckpt-results",

@@ -43,7 +43,7 @@ def parts_run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):  # ty
 
     def run(*extra: str) -> tuple[pytest.RunResult, dict[str, object]]:
         result = pytester.runpytest_subprocess(
-            "-p", "no:cacheprovider", "--impl-cmd", f"fake={sys.executable} {HARNESS}",
+            "-p", "no:cacheprovider", "--impl-cmd", f"fake={sys.executable} {HARNESS}", "--cross-writers", "none",
             "--ckpt-results", str(pytester.path / "results.json"), "--junitxml", str(pytester.path / "junit.xml"),
             *extra,
         )  # fmt: skip
@@ -111,3 +111,25 @@ def test_expectation_patterns_are_exact_or_glob() -> None:
     klass = Entry("xfail", "a known failure", ("*test_x[ab]",))
     assert klass.matches("m.py::test_x[ab]") and not klass.matches("m.py::test_xa")
     assert Entry("skip", "a harness limit", ("*test_x[*-v?]",)).matches("m.py::test_x[w:p-v2]")
+
+
+def test_impl_cmd_alone_reads_the_bundled_writers_outputs(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--impl-cmd`` with a cross writer: the cross tests run (no empty parameter set), the writer
+    is not tested itself and never scored — only the reader is."""
+    monkeypatch.setenv("FAKE_STATE", str(STATE))
+    results = pytester.path / "results.json"
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--pyargs", "conformance.suite.test_cross", "conformance.suite.test_writer_output",
+        "--impl-cmd", f"fake={sys.executable} {HARNESS}", "--cross-writers", "deltalake",
+        "--ckpt-shapes", "partitioned", "-k", "fake-deltalake:classic-partitioned or test_writer_output",
+        "--strict-expectations", "--ckpt-results", str(results),
+    )  # fmt: skip
+    # The fake reader returns another table's state; the writer-output tests need a writer under test.
+    result.assert_outcomes(failed=1, deselected=25)
+    data = json.loads(results.read_text())
+    (only,) = data["results"]
+    assert only["writer"] == "deltalake:classic" and only["reader"] == "fake", only
+    assert {s["implementation"] for s in only["scores"]} == {"fake"}, only["scores"]
+    assert next(i for i in data["implementations"] if i["name"] == "deltalake")["crossWriter"] is True
