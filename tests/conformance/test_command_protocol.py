@@ -224,8 +224,9 @@ def test_program_with_a_bad_hello_is_misbehaving_not_missing(tmp_path: Path) -> 
         "    print(json.dumps({'id': json.loads(line)['id'], 'ok': True, 'result': {'name': 'liar'}}), flush=True)\n"
     )
     registry = build_registry(
-        [], [f"liar={sys.executable} {liar}", f"ghost={tmp_path / 'nope'}"], timeout_s=5
+        [], [f"liar={sys.executable} {liar}", f"ghost={tmp_path / 'nope'}"], timeout_s=5, cross_writers=[]
     )
+    registry.close()
     assert registry.misbehaving == {"liar"}
     assert (
         "request #1 hello: field response.result: 'version' is a required property"
