@@ -117,10 +117,10 @@ def register_conformance(sub: Any) -> None:
     run.add_argument(
         "--cross-writers",
         default=None,
-        metavar="NAME,…|none",
-        help="bundled writers whose checkpoints your --impl-cmd reader reads in the cross tests, untested "
-        "themselves (default with --impl-cmd alone: reference, delta-spark, deltalake, kernel-java; "
-        "'none': fixtures only, no JVM)",
+        metavar="NAME,…|bundled",
+        help="bundled writers whose checkpoints your reader also reads live in the cross tests, untested "
+        "themselves (bundled: reference, delta-spark, deltalake, kernel-java — needs Java and Spark; "
+        "default: none, their frozen outputs are fixtures)",
     )
     run.add_argument(
         "--impl-timeout",

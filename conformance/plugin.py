@@ -140,10 +140,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--cross-writers",
         dest="ckpt_cross_writers",
         default=None,
-        metavar="NAME,…|none",
-        help="bundled writers whose checkpoints the --impl-cmd implementations read in the cross tests, "
-        "without being tested themselves (default with --impl-cmd and no --impl: reference, delta-spark, "
-        "deltalake, kernel-java)",
+        metavar="NAME,…|bundled",
+        help="bundled writers whose checkpoints the implementations under test also read live in the cross "
+        "tests, without being tested themselves (bundled: reference, delta-spark, deltalake, kernel-java; "
+        "default: none — their frozen outputs are fixtures)",
     )
     group.addoption(
         "--fixtures-dir",

@@ -38,9 +38,8 @@ DEFAULT_IMPLEMENTATIONS: tuple[str, ...] = (
     "deltalake-cmd",
     "kernel-java",
 )
-#: The writers whose outputs an ``--impl-cmd`` implementation reads when no ``--impl`` is given
-#: (``--cross-writers``): the bundled writers, one adapter each (not ``deltalake-cmd``).
-DEFAULT_CROSS_WRITERS: tuple[str, ...] = ("reference", "delta-spark", "deltalake", "kernel-java")
+#: The bundled writers, one adapter each (not ``deltalake-cmd``): ``--cross-writers bundled``.
+BUNDLED_WRITERS: tuple[str, ...] = ("reference", "delta-spark", "deltalake", "kernel-java")
 
 
 def _entry_points() -> dict[str, str]:
@@ -95,9 +94,9 @@ def build_registry(
 ) -> Registry:
     """The implementations ``names`` and ``commands`` select; ``timeout_s`` bounds each subprocess answer.
 
-    ``cross_writers``: bundled writers whose outputs the selected implementations read, without
-    being tested themselves; ``None`` means :data:`DEFAULT_CROSS_WRITERS` when only ``commands`` are
-    given (an implementation under test with no writer beside it would have nothing to read).
+    ``cross_writers``: bundled writers whose outputs the selected implementations read live in the
+    cross tests, without being tested themselves (none by default: the frozen outputs of every
+    bundled writer are fixtures, ``fixtures/foreign/``, which a reader reads with no JVM).
     """
     from conformance.adapters.command import DEFAULT_TIMEOUT_S, CommandImplementation, ProtocolViolation
 
@@ -116,8 +115,7 @@ def build_registry(
     known = {**BUNDLED, **_entry_points()}
     wanted_commands = dict(parse_impl_cmd(c) for c in commands)
     selected = list(names) or ([] if wanted_commands else list(DEFAULT_IMPLEMENTATIONS))
-    if cross_writers is None:
-        cross_writers = list(DEFAULT_CROSS_WRITERS) if wanted_commands and not names else []
+    cross_writers = list(BUNDLED_WRITERS) if cross_writers == ["bundled"] else list(cross_writers or [])
     support = [w for w in cross_writers if w not in selected and w not in wanted_commands]
     unknown = [w for w in support if w not in known]
     if unknown:

@@ -44,8 +44,6 @@ def _run(
         f"conformance.suite.{module}",
         "--impl-cmd",
         f"fake={sys.executable} {HARNESS}",
-        "--cross-writers",
-        "none",
         "--fixtures-dir",
         str(fixtures),
         "--ckpt-results",

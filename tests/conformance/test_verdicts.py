@@ -43,7 +43,7 @@ def parts_run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):  # ty
 
     def run(*extra: str) -> tuple[pytest.RunResult, dict[str, object]]:
         result = pytester.runpytest_subprocess(
-            "-p", "no:cacheprovider", "--impl-cmd", f"fake={sys.executable} {HARNESS}", "--cross-writers", "none",
+            "-p", "no:cacheprovider", "--impl-cmd", f"fake={sys.executable} {HARNESS}",
             "--ckpt-results", str(pytester.path / "results.json"), "--junitxml", str(pytester.path / "junit.xml"),
             *extra,
         )  # fmt: skip
