@@ -436,6 +436,7 @@ def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
     state = _state(config)
+    collected_functions = {item.nodeid.split("[", 1)[0] for item in items}  # before deselection
     _deselect_roleless(config, items)
     needs_spec = any(item.get_closest_marker("requirement") for item in items) or any(
         "fixture_expectation" in getattr(getattr(item, "callspec", None), "params", {}) for item in items
@@ -489,11 +490,10 @@ def pytest_collection_modifyitems(
         # An unused entry is stale unless the test functions it names exist but its implementation takes
         # part in none of them (a reader-only program in a writer test): such an entry cannot apply. An
         # entry naming no collected function at all (a rename, a typo) stays stale.
-        functions: set[str] = set()
+        functions = collected_functions
         taking_part: dict[str, set[str]] = {}
         for item in items:
             function = item.nodeid.split("[", 1)[0]
-            functions.add(function)
             for impl in _involved(item):
                 taking_part.setdefault(impl, set()).add(function)
 
