@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,7 +19,7 @@ import pytest
 
 from conformance.adapters.deltalake import deltalake_state
 from conformance.compare import assert_states_equal, unavailable_fields
-from conformance.oracles.delta_spark import delta_snapshot, delta_spark_cleanup, delta_spark_state
+from conformance.oracles.delta_spark import delta_snapshot, delta_spark_cleanup, delta_spark_state, jvm_of
 from conformance.tables.mutations import rewrite_sidecar_paths
 from conformance.tables.real_writers import NOW
 from conformance.tables.real_writers import CleanupBase as Base
@@ -589,3 +590,35 @@ def test_delta_spark_cleans_only_with_a_hint(
         assert expired <= deleted, (
             f"{base.path}: with a corrupt hint delta-spark kept {sorted(expired - deleted)}"
         )
+
+
+@pytest.mark.requirement("CKPT-CLEAN-003")
+def test_in_commit_timestamps_date_the_commits(delta_spark: SparkSession, tmp_path: Path) -> None:
+    """A delta-spark table with in-commit timestamps (written now), checkpoint at 3, whose files of versions
+    0-3 were given modification times 40 days old; retention 3 days. We date commits by their in-commit
+    timestamps, which are newer than the cutoff, and delete nothing (spec §18.1 step 2, D17).
+
+    Spec: CKPT-CLEAN-003
+    "A cleaner MUST NOT delete any commit file whose timestamp, as defined in …, is later than the
+    cutoff timestamp, nor any checkpoint or checksum file of such a commit's version."
+    """
+    path = tmp_path / "ict"
+    delta_spark.sql(
+        f"CREATE TABLE delta.`{path}` (id LONG) USING delta TBLPROPERTIES "
+        "('delta.enableInCommitTimestamps' = 'true', 'delta.logRetentionDuration' = 'interval 3 days', "
+        "'delta.deletedFileRetentionDuration' = 'interval 1 days')"
+    )
+    for i in range(3):
+        delta_spark.range(i, i + 1).write.format("delta").mode("append").save(str(path))
+    snapshot = delta_snapshot(delta_spark, str(path))
+    snapshot.deltaLog().checkpoint(snapshot, jvm_of(delta_spark).scala.Option.empty())
+    now = int(time.time() * 1000)
+    old = (now - 40 * MS_PER_DAY) * 1_000_000
+    for file in (path / "_delta_log").iterdir():
+        head = file.name.lstrip(".").split(".")[0]
+        if file.is_file() and head.isdigit() and int(head) <= 3:
+            os.utime(file, ns=(old, old))
+    before = log_files(path, hidden=False)
+    result = cleanup(path, now_ms=now, spark=delta_spark)
+    assert log_files(path, hidden=False) == before, f"{path}: deleted {[d.name for d in result.deleted]}"
+    assert result.cutoff_commit is None, result.cutoff_commit

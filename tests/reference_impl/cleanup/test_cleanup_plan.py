@@ -316,7 +316,8 @@ def test_sidecar_window_shorter_than_a_day_is_refused(tmp_path: Path) -> None:
 
 
 def test_in_commit_timestamps_come_from_the_first_action(tmp_path: Path) -> None:
-    """§18.1 step 2: "or the in-commit timestamps where that feature is enabled"."""
+    """§18.1 step 2: from the version where ``delta.enableInCommitTimestamps`` took effect, "this
+    specification uses the in-commit timestamps instead" (read from the first action of the commit)."""
     good, bad = tmp_path / "good.json", tmp_path / "bad.json"
     good.write_text('{"commitInfo":{"inCommitTimestamp":1234,"timestamp":99}}\n{"add":{"path":"a"}}\n')
     bad.write_text('{"add":{"path":"a"}}\n')
