@@ -12,6 +12,12 @@ and the layers inside ``reference_impl``: ``storage`` ← ``log`` ← ``spark`` 
 ``cleanup`` ← ``cli`` (a layer imports only lower ones; ``storage`` and ``log`` never import ``spark``,
 ``read``, ``write``, ``cleanup`` or ``cli``); the top-level modules (``errors``, ``progress``, ``hooks``)
 import no layer.
+
+File I/O has one home: outside ``reference_impl/storage/`` no module of ``reference_impl`` calls the
+OS file API (``open``, ``os.<file function>``, ``shutil`` but ``which``, ``Path.read_*`` /
+``write_*`` / ``unlink`` / ``mkdir`` …) or the Hadoop API (``org.apache.hadoop`` through py4j,
+``hadoopConfiguration``): every file of a table is reached through a ``Storage``
+(:func:`file_api_calls`; :data:`FILE_API_ALLOWED` lists the exceptions, with their reason).
 """
 
 from __future__ import annotations
@@ -107,6 +113,63 @@ def violations(relative: str, source: str) -> list[str]:
     return sorted(set(out))
 
 
+#: os functions that touch the file system.
+OS_FILE_FUNCTIONS = frozenset(
+    {
+        "open", "remove", "unlink", "rename", "replace", "link", "symlink", "scandir", "listdir", "stat",
+        "lstat", "mkdir", "makedirs", "rmdir", "removedirs", "utime", "fsync", "walk", "access", "chmod",
+        "truncate", "exists", "isdir", "isfile", "getsize", "getmtime", "lexists",
+    }
+)  # fmt: skip
+#: Methods that exist only on ``pathlib.Path`` among the objects reference_impl handles.
+PATH_FILE_METHODS = frozenset(
+    {
+        "read_bytes", "read_text", "write_bytes", "write_text", "unlink", "mkdir", "rmdir", "touch",
+        "iterdir", "rglob", "is_dir", "is_file", "exists", "symlink_to", "hardlink_to", "open",
+    }
+)  # fmt: skip
+#: (file, call) pairs outside storage/ that may touch files, and why.
+FILE_API_ALLOWED: dict[tuple[str, str], str] = {
+    ("reference_impl/cli/main.py", "os.open"): "stdout is redirected to os.devnull after a broken pipe",
+}
+
+
+def _dotted(node: ast.AST) -> str:
+    """``a.b.c`` of an attribute chain (``?`` for a part that is not a plain name)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return "?"
+
+
+def file_api_calls(relative: str, source: str) -> list[str]:
+    """Calls of the OS file API or of the Hadoop API in ``source`` (a module of reference_impl outside storage/)."""
+    if not relative.startswith("reference_impl/") or relative.startswith("reference_impl/storage/"):
+        return []
+    out: list[str] = []
+    for node in ast.walk(ast.parse(source, filename=relative)):
+        name = None
+        if isinstance(node, ast.Call):
+            func = _dotted(node.func)
+            parts = func.split(".")
+            if (
+                func in ("open", "io.open")
+                or (parts[0] == "os" and parts[-1] in OS_FILE_FUNCTIONS)
+                or (parts[0] == "shutil" and func != "shutil.which")
+            ):
+                name = func
+            elif len(parts) > 1 and parts[-1] in PATH_FILE_METHODS and "storage" not in parts[:-1]:
+                name = f"Path.{parts[-1]}"  # (a Storage's own is_dir is called on a ``storage``)
+        elif isinstance(node, ast.Attribute) and (
+            node.attr == "hadoopConfiguration" or (node.attr == "hadoop" and "_jvm" in _dotted(node))
+        ):
+            name = _dotted(node)
+        if name and (relative, name) not in FILE_API_ALLOWED:
+            out.append(f"{relative}:{node.lineno}: {name}")
+    return sorted(set(out))
+
+
 def _python_files() -> list[Path]:
     return sorted(p for root in SCANNED for p in (REPO_ROOT / root).rglob("*.py"))
 
@@ -118,6 +181,42 @@ def test_no_boundary_is_crossed() -> None:
         relative = path.relative_to(REPO_ROOT).as_posix()
         found += violations(relative, path.read_text(encoding="utf-8"))
     assert not found, "package boundaries crossed:\n" + "\n".join(found)
+
+
+def test_file_io_stays_in_storage() -> None:
+    """Outside reference_impl/storage/, no module of reference_impl touches files or Hadoop but through a Storage."""
+    found = []
+    for path in _python_files():
+        relative = path.relative_to(REPO_ROOT).as_posix()
+        found += file_api_calls(relative, path.read_text(encoding="utf-8"))
+    assert not found, "file or Hadoop API used outside reference_impl/storage/:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("with open(p) as f: pass\n", "open"),
+        ("import os\nos.replace(a, b)\n", "os.replace"),
+        ("import os\nos.path.exists(p)\n", "os.path.exists"),
+        ("import shutil\nshutil.rmtree(p)\n", "shutil.rmtree"),
+        ("p.write_bytes(b'')\n", "Path.write_bytes"),
+        ("(root / 'x').mkdir()\n", "Path.mkdir"),
+        ("spark.sparkContext._jsc.hadoopConfiguration()\n", "hadoopConfiguration"),
+        ("fs = spark._jvm.org.apache.hadoop.fs.Path(u)\n", "_jvm.org.apache.hadoop"),
+    ],
+)
+def test_the_file_api_checker_catches_each_kind(source: str, expected: str) -> None:
+    """The file-API checker can fail: each call is reported with its line (and nothing in storage/ is)."""
+    found = file_api_calls("reference_impl/write/x.py", source)
+    assert any(expected in f for f in found), f"{source!r}: {found}"
+    assert file_api_calls("reference_impl/storage/x.py", source) == []
+
+
+def test_the_file_api_checker_allows_storage_calls_and_which() -> None:
+    """Calls on a Storage, ``shutil.which`` and the listed exceptions are not reported."""
+    source = "import shutil, os\nstorage.mkdirs(d)\nself.storage.delete(p)\nshutil.which('java')\nos.environ.get('X')\n"
+    assert file_api_calls("reference_impl/write/x.py", source) == []
+    assert file_api_calls("reference_impl/cli/main.py", "import os\nos.open(os.devnull, 1)\n") == []
 
 
 def test_every_package_is_scanned() -> None:

@@ -124,9 +124,10 @@ Differences from delta-spark's cleanup:
 
 from __future__ import annotations
 
+import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reference_impl.cleanup import compat
@@ -159,11 +160,13 @@ from reference_impl.errors import CleanupInvariantViolated, InvalidOption
 from reference_impl.hooks import NO_HOOKS, Hooks, PublicationPoint
 from reference_impl.log.features import check_writer_features
 from reference_impl.log.last_checkpoint import read_last_checkpoint
-from reference_impl.log.listing import LogListing, classify, log_dir_of
+from reference_impl.log.listing import LogListing, classify
 from reference_impl.log.naming import SIDECAR_DIR
+from reference_impl.log.table import Table, open_table
 from reference_impl.progress import Progress, silent
-from reference_impl.read.snapshot import Snapshot, read_snapshot, require_table
-from reference_impl.storage import FileInfo, Storage, storage_for
+from reference_impl.read.snapshot import Snapshot, read_snapshot
+from reference_impl.spark.session import session_source
+from reference_impl.storage import FileInfo, Location, Storage
 from spec.table_state import TableState
 from spec.vocabulary import LogFileKind
 
@@ -200,11 +203,12 @@ class _Log:
 class _Table:
     """The table being cleaned: where it is, and how this run reads it."""
 
-    def __init__(self, spark: SparkSession, table: str | Path, now_ms: int, progress: Progress) -> None:
+    def __init__(self, spark: SparkSession, table: Table, now_ms: int, progress: Progress) -> None:
         self.spark = spark
-        self.root = require_table(table)
-        self.storage: Storage = storage_for(table)
-        self.log_dir = log_dir_of(self.root)
+        self.table = table
+        self.root = table.root
+        self.storage: Storage = table.storage
+        self.log_dir = table.log_dir
         self.now_ms = now_ms
         self.progress = progress
 
@@ -218,7 +222,7 @@ class _Table:
         )
 
     def read(self, version: int | None, listing: LogListing) -> Snapshot:
-        return read_snapshot(self.spark, self.root, version=version, now_ms=self.now_ms, listing=listing)
+        return read_snapshot(self.spark, self.table, version=version, now_ms=self.now_ms, listing=listing)
 
     def state(self, version: int, listing: LogListing) -> TableState:
         return self.read(version, listing).table_state(include_source=False)
@@ -240,7 +244,7 @@ def _clocks(
 
 
 def _check_options(
-    table: str | Path, now_ms: int, retention_ms: int | None, sidecar_retention_ms: int | None
+    table: Table, now_ms: int, retention_ms: int | None, sidecar_retention_ms: int | None
 ) -> None:
     """Bad options fail before anything is read (``CKPT-CLEAN-016``: no sidecar window under a day)."""
     for label, value in (("retention", retention_ms), ("sidecar retention", sidecar_retention_ms)):
@@ -252,7 +256,7 @@ def _check_options(
             f"sidecar retention of {sidecar_retention_ms} ms gives the cutoff "
             f"{format_ms(truncate_to_day(now_ms - sidecar_retention_ms))}, later than the one-day floor "
             f"{format_ms(floor)}; nothing was deleted",
-            path=str(require_table(table)),
+            path=str(table),
             rule="CKPT-CLEAN-016",
         )
 
@@ -424,7 +428,7 @@ def _hint(table: _Table, listing: LogListing) -> tuple[int | None, dict[str, obj
 
 
 def cleanup(
-    table: str | Path,
+    table: str | os.PathLike[str] | Location | Table,
     *,
     retention_ms: int | None = None,
     now_ms: int | None = None,
@@ -434,14 +438,16 @@ def cleanup(
     spark: SparkSession | None = None,
     progress: Progress | None = None,
     hooks: Hooks = NO_HOOKS,
+    storage_options: Mapping[str, str] | None = None,
 ) -> CleanupResult:
     """Clean up the metadata of ``table`` (see the module docs); ``dry_run`` changes nothing.
 
     ``retention_ms`` overrides ``delta.logRetentionDuration``; ``sidecar_retention_ms`` sets the
     sidecar window (default: the log cutoff); ``now_ms`` the clock (default: now).
+    ``storage_options`` configure the table's store (:mod:`reference_impl.storage.options`).
     """
     report = _Report(
-        _start(table, now_ms, spark, progress, retention_ms, sidecar_retention_ms),
+        _start(table, storage_options, now_ms, spark, progress, retention_ms, sidecar_retention_ms),
         dry_run,
         time.perf_counter(),
     )
@@ -488,7 +494,8 @@ def cleanup(
 
 
 def _start(
-    table: str | Path,
+    table: str | os.PathLike[str] | Location | Table,
+    storage_options: Mapping[str, str] | None,
     now_ms: int | None,
     spark: SparkSession | None,
     progress: Progress | None,
@@ -497,10 +504,7 @@ def _start(
 ) -> _Table:
     """Check the table and the options, then start Spark (nothing is read before the options are valid)."""
     now = now_ms if now_ms is not None else int(time.time() * 1000)
-    require_table(table)
-    _check_options(table, now, retention_ms, sidecar_retention_ms)
-    if spark is None:
-        from reference_impl.spark.session import get_spark
-
-        spark = get_spark()
-    return _Table(spark, table, now, progress or silent())
+    session = session_source(spark)
+    opened = open_table(table, storage_options, session=session)
+    _check_options(opened, now, retention_ms, sidecar_retention_ms)
+    return _Table(session(), opened, now, progress or silent())

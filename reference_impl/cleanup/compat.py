@@ -16,7 +16,6 @@ not, the copy is removed again and the cleanup fails with nothing deleted.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reference_impl.cleanup.invariants import state_diff
@@ -116,7 +115,7 @@ def write(
     with progress.phase("verify the compatibility checkpoint"):
         problem = _verify(origin, decision, read_version)
     if problem is not None:
-        log_dir: Path = listing.log_dir
+        log_dir = listing.log_dir
         if not written.kept_existing:
             origin.storage.delete(log_dir / decision.name)
         raise CleanupInvariantViolated(

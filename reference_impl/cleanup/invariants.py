@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from reference_impl.cleanup.plan import LogPlan, SidecarPlan, format_ms
@@ -20,7 +19,7 @@ from reference_impl.errors import CheckpointError, SidecarPathInvalid
 from reference_impl.log.listing import LogListing
 from reference_impl.progress import Progress
 from reference_impl.read.sidecars import resolve_sidecar
-from reference_impl.storage import Storage
+from reference_impl.storage import Location, Storage
 from spec.table_state import TableState
 from spec.vocabulary import LogFileKind
 
@@ -182,7 +181,7 @@ def structural_checks(
     ]
 
 
-def sidecars_exist(storage: Storage, log_dir: Path, refs: References) -> InvariantCheck:
+def sidecars_exist(storage: Storage, log_dir: Location, refs: References) -> InvariantCheck:
     """Every sidecar of every remaining checkpoint exists with its recorded ``sizeInBytes``."""
     problems = []
     for checkpoint, action in refs.actions:

@@ -26,14 +26,13 @@ import enum
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from reference_impl.errors import InvalidOption, LogCorrupt, StorageError
 from reference_impl.log.listing import CheckpointInstance, LogListing
 from reference_impl.log.naming import SIDECAR_DIR, checksum_owner, hadoop_checksum_name, parse_log_file_name
 from reference_impl.log.table_properties import MS_PER_DAY
-from reference_impl.storage import FileInfo, Storage
+from reference_impl.storage import FileInfo, Location, Storage
 from spec.vocabulary import LogFileKind
 
 #: Deletion order inside one version: what summarises commits goes before the commits themselves.
@@ -121,7 +120,7 @@ class CommitTime:
         }
 
 
-def read_in_commit_timestamp(storage: Storage, path: Path) -> int:
+def read_in_commit_timestamp(storage: Storage, path: Location) -> int:
     """``commitInfo.inCommitTimestamp`` of the first action of a commit file (PROTOCOL: it comes first)."""
     try:
         with storage.open_read(path) as handle:

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from reference_impl.errors import CheckpointCorrupt
 from reference_impl.log.naming import parse_log_file_name
 from reference_impl.read.sidecars import read_sidecar_actions, reference_names
-from reference_impl.storage import FileInfo, Storage
+from reference_impl.storage import FileInfo, Location, Storage
 from spec.vocabulary import LogFileKind
 
 
@@ -34,7 +33,7 @@ class References:
         return "cannot read " + "; ".join(self.unreadable) if self.unreadable else None
 
 
-def collect_references(storage: Storage, log_dir: Path, remaining: Iterable[FileInfo]) -> References:
+def collect_references(storage: Storage, log_dir: Location, remaining: Iterable[FileInfo]) -> References:
     """The ``sidecar`` actions of every remaining classic- or UUID-named top-level file (0-byte ones skipped)."""
     refs = References()
     for info in remaining:

@@ -10,6 +10,7 @@ from reference_impl.cli.common import (
     add_table_argument,
     add_version_argument,
     emit_json,
+    open_table_from_args,
     spark_from_args,
 )
 from reference_impl.progress import Progress
@@ -112,7 +113,8 @@ def human_result(result: CheckpointResult) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    require_checkpointable_table(args.table)  # fails fast, before Spark starts
+    # Fails fast, before Spark starts (local and S3 tables).
+    table = open_table_from_args(args, require_checkpointable_table)
     options = CheckpointOptions(
         spec=args.spec,
         naming=args.naming,
@@ -128,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
         progress=Progress(enabled=not (args.quiet or args.json)),
     )
     spark = spark_from_args(args)
-    result = write_checkpoint(args.table, args.version, options, spark=spark)
+    result = write_checkpoint(table, args.version, options, spark=spark)
     if args.json:
         emit_json(result.to_json())
     else:

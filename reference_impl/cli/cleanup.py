@@ -10,11 +10,16 @@ from typing import Any
 from reference_impl.cleanup.cleaner import cleanup
 from reference_impl.cleanup.plan import FileDecision, format_ms
 from reference_impl.cleanup.result import CleanupResult
-from reference_impl.cli.common import add_json_flag, add_table_argument, emit_json, spark_from_args
+from reference_impl.cli.common import (
+    add_json_flag,
+    add_table_argument,
+    emit_json,
+    open_table_from_args,
+    spark_from_args,
+)
 from reference_impl.errors import InvalidOption
 from reference_impl.log.table_properties import parse_interval_ms
 from reference_impl.progress import Progress
-from reference_impl.read.snapshot import require_table
 from spec.vocabulary import LogFileKind
 
 _EPILOG = """what it does (spec/checkpoints.md §18, §13):
@@ -160,7 +165,7 @@ def human_result(result: CleanupResult) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    root = require_table(args.table)
+    table = open_table_from_args(args)
     retention = None if args.retention is None else parse_interval_ms(args.retention, key="--retention")
     sidecar = (
         None
@@ -170,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
     now = None if args.now is None else parse_now(args.now)
     spark = spark_from_args(args)
     result = cleanup(
-        root,
+        table,
         retention_ms=retention,
         now_ms=now,
         sidecar_retention_ms=sidecar,

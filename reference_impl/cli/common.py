@@ -5,12 +5,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from reference_impl.log.table import Table, open_table
 from reference_impl.spark.session import get_spark, settings_from_env
+from reference_impl.storage.options import parse_option_pairs
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+#: Opens a table from its location, storage options and session source (and may add the rule it breaks).
+TableOpener = Callable[..., Table]
 
 
 def spark_from_args(args: argparse.Namespace) -> SparkSession:
@@ -19,7 +25,27 @@ def spark_from_args(args: argparse.Namespace) -> SparkSession:
 
 
 def add_table_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("table", metavar="TABLE", help="table location: a local path or file: URI")
+    parser.add_argument(
+        "table",
+        metavar="TABLE",
+        help="table location: a local path, or a URI (file:, hdfs://, s3://, and Hadoop's s3a://, abfss://, gs://)",
+    )
+    parser.add_argument(
+        "--storage-option",
+        dest="storage_options",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="option of the table's store, named as in deltalake (e.g. AWS_REGION=eu-west-1), repeatable",
+    )
+
+
+def open_table_from_args(args: argparse.Namespace, opener: TableOpener = open_table) -> Table:
+    """The table of ``args.table`` with its ``--storage-option``\\ s, opened by ``opener``.
+
+    A store reached through Spark's JVM (a Hadoop file system) starts Spark with ``--master``/``--conf``.
+    """
+    return opener(args.table, parse_option_pairs(args.storage_options), session=lambda: spark_from_args(args))
 
 
 def add_version_argument(parser: argparse.ArgumentParser, what: str) -> None:

@@ -10,9 +10,10 @@ from reference_impl.cli.common import (
     add_table_argument,
     add_version_argument,
     emit_json,
+    open_table_from_args,
     spark_from_args,
 )
-from reference_impl.read.snapshot import read_snapshot, require_table
+from reference_impl.read.snapshot import read_snapshot
 
 
 def register(sub: Any) -> None:
@@ -69,9 +70,9 @@ def human_summary(summary: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    require_table(args.table)
+    table = open_table_from_args(args)
     spark = spark_from_args(args)
-    snap = read_snapshot(spark, args.table, version=args.version, now_ms=args.now)
+    snap = read_snapshot(spark, table, version=args.version, now_ms=args.now)
     if args.json:
         emit_json(snap.table_state().to_json())
     else:

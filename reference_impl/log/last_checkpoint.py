@@ -30,12 +30,11 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 from reference_impl.errors import LastCheckpointCorrupt
 from reference_impl.log.naming import LAST_CHECKPOINT
-from reference_impl.storage import Storage
+from reference_impl.storage import Location, Storage
 
 #: delta-spark's ``lastCheckpoint.nonFileActions.threshold`` / ``lastCheckpoint.sidecars.threshold``.
 NON_FILE_ACTIONS_THRESHOLD = 30
@@ -333,7 +332,7 @@ def trimmed(items: Sequence[Any] | None, threshold: int) -> tuple[Any, ...] | No
     return tuple(items)
 
 
-def read_last_checkpoint(storage: Storage, log_dir: Path) -> tuple[LastCheckpoint | None, str | None]:
+def read_last_checkpoint(storage: Storage, log_dir: Location) -> tuple[LastCheckpoint | None, str | None]:
     """Read ``_last_checkpoint``: ``(parsed, None)``, ``(None, None)`` if absent, or ``(None, why)``."""
     path = log_dir / LAST_CHECKPOINT
     if storage.stat(path) is None:

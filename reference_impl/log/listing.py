@@ -18,10 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from reference_impl.log.naming import DELTA_LOG, LogFileName, parse_log_file_name
-from reference_impl.storage import FileInfo, Storage
+from reference_impl.log.naming import LogFileName, parse_log_file_name
+from reference_impl.storage import FileInfo, Location, Storage
 from spec.vocabulary import LogFileKind
 
 #: delta-spark ``CheckpointInstance.Format`` ordinals used for same-version preference.
@@ -60,7 +59,7 @@ class CheckpointInstance:
 class LogListing:
     """One listing of ``_delta_log``, classified."""
 
-    log_dir: Path
+    log_dir: Location
     commits: dict[int, FileInfo]
     checkpoints: tuple[CheckpointInstance, ...]  # complete only, ascending
     incomplete: tuple[str, ...] = ()
@@ -75,11 +74,7 @@ class LogListing:
         return max(versions) if versions else None
 
 
-def log_dir_of(table: Path) -> Path:
-    return table / DELTA_LOG
-
-
-def classify(log_dir: Path, files: Iterable[FileInfo]) -> LogListing:
+def classify(log_dir: Location, files: Iterable[FileInfo]) -> LogListing:
     """Classify the files of one listing of ``log_dir`` (see the module docs for what is ignored).
 
     A pure function of the listing: the cleaner proves its plan by classifying the same listing
@@ -138,6 +133,6 @@ def classify(log_dir: Path, files: Iterable[FileInfo]) -> LogListing:
     )
 
 
-def list_log(storage: Storage, log_dir: Path) -> LogListing:
+def list_log(storage: Storage, log_dir: Location) -> LogListing:
     """List ``log_dir`` once and classify it."""
     return classify(log_dir, storage.list_dir(log_dir))

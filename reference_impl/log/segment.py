@@ -22,12 +22,11 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 from reference_impl.errors import LogGap, TableNotFound, VersionNotFound
 from reference_impl.log.last_checkpoint import LastCheckpoint
 from reference_impl.log.listing import CheckpointInstance, LogListing
-from reference_impl.storage import FileInfo
+from reference_impl.storage import FileInfo, Location
 from spec.vocabulary import LogFileKind
 
 
@@ -54,7 +53,7 @@ class Hint:
 class LogSegment:
     """The files that reconstruct ``version``."""
 
-    log_dir: Path
+    log_dir: Location
     version: int
     checkpoint: CheckpointInstance | None
     commits: tuple[tuple[int, FileInfo], ...]  # versions checkpoint+1 .. version

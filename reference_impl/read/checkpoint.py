@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
@@ -40,7 +39,7 @@ from reference_impl.read.sidecars import ResolvedSidecar, resolve_sidecar
 from reference_impl.spark.columns import select_conformed
 from reference_impl.spark.jobs import first_line, spark_errors
 from reference_impl.spark.schemas import ACTION_STRUCTS, ADD, REMOVE, single_action_schema
-from reference_impl.storage import Storage
+from reference_impl.storage import Location, Storage
 from spec.table_state import drop_nulls
 from spec.vocabulary import CheckpointSpec, LogFileKind
 
@@ -70,7 +69,7 @@ class CheckpointContent:
         }
 
 
-def check_parquet_footer(storage: Storage, path: Path, *, expected_size: int | None = None) -> Any:
+def check_parquet_footer(storage: Storage, path: Location, *, expected_size: int | None = None) -> Any:
     """Validate a Parquet file on the driver; returns its Arrow schema.
 
     Raises :class:`SidecarMissing` / :class:`CheckpointCorrupt` / :class:`SidecarSizeMismatch`
@@ -106,16 +105,16 @@ def _stats_from_parsed(raw: DataFrame) -> DataFrame:
 
 
 def _read_parquet_groups(
-    spark: SparkSession, storage: Storage, files: Sequence[Path], targets: dict[str, Any], where: str
+    spark: SparkSession, storage: Storage, files: Sequence[Location], targets: dict[str, Any], where: str
 ) -> DataFrame:
     """Read Parquet files grouped by identical footer schema, conform each group, union them."""
-    groups: dict[str, list[Path]] = {}
+    groups: dict[str, list[Location]] = {}
     for path in files:
         schema = check_parquet_footer(storage, path)
         groups.setdefault(str(schema), []).append(path)
     frames = []
     for members in groups.values():
-        raw = spark.read.parquet(*[storage.uri(p) for p in members])
+        raw = spark.read.parquet(*[p.spark_uri() for p in members])
         frames.append(select_conformed(_stats_from_parsed(raw), targets, where=where))
     result = frames[0]
     for frame in frames[1:]:
@@ -133,13 +132,13 @@ def _row_to_action(row: Any) -> dict[str, Any] | None:
 
 
 def _read_top_level(
-    spark: SparkSession, storage: Storage, log_dir: Path, instance: CheckpointInstance
+    spark: SparkSession, storage: Storage, log_dir: Location, instance: CheckpointInstance
 ) -> DataFrame:
     targets = {c: ACTION_STRUCTS[c] for c in V2_TOP_LEVEL_COLUMNS}
     paths = [log_dir / f.name for f in instance.files]
     where = instance.name
     if instance.kind is LogFileKind.CHECKPOINT_UUID and instance.name.endswith(".json"):
-        raw = spark.read.schema(single_action_schema()).option("mode", "FAILFAST").json(storage.uri(paths[0]))
+        raw = spark.read.schema(single_action_schema()).option("mode", "FAILFAST").json(paths[0].spark_uri())
         return select_conformed(raw, targets, where=where)
     return _read_parquet_groups(spark, storage, paths, targets, where)
 
@@ -158,7 +157,7 @@ def _collect_non_file(top: DataFrame, path: str) -> tuple[list[dict[str, Any]], 
 
 
 def load_checkpoint(
-    spark: SparkSession, storage: Storage, log_dir: Path, instance: CheckpointInstance
+    spark: SparkSession, storage: Storage, log_dir: Location, instance: CheckpointInstance
 ) -> CheckpointContent:
     """Load ``instance`` (see the module docs). Structural errors raise; nothing is cached."""
     top = _read_top_level(spark, storage, log_dir, instance)

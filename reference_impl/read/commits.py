@@ -32,7 +32,6 @@ import json
 import operator
 from collections.abc import Iterable, Sequence
 from functools import reduce
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
@@ -42,7 +41,7 @@ from reference_impl.errors import LogCorrupt
 from reference_impl.log.actions import FILE_ACTIONS, REPLAYED_NON_FILE
 from reference_impl.spark.jobs import spark_errors
 from reference_impl.spark.schemas import COMMIT_SCHEMA
-from reference_impl.storage import FileInfo, Storage
+from reference_impl.storage import FileInfo, Location, Storage
 from spec.table_state import drop_nulls
 
 if TYPE_CHECKING:
@@ -61,9 +60,11 @@ _LINES_SCHEMA = T.StructType(
 Commits = Sequence[tuple[int, FileInfo]]
 
 
-def read_commits(spark: SparkSession, storage: Storage, log_dir: Path, commits: Commits) -> DataFrame | None:
+def read_commits(
+    spark: SparkSession, storage: Storage, log_dir: Location, commits: Commits
+) -> DataFrame | None:
     """All commit rows with ``version`` and ``ord`` (position within the version) columns."""
-    paths = [storage.uri(log_dir / info.name) for _, info in commits]
+    paths = [(log_dir / info.name).spark_uri() for _, info in commits]
     if not paths:
         return None
     raw = spark.read.schema(COMMIT_SCHEMA).option("mode", "FAILFAST").json(paths)
@@ -85,7 +86,7 @@ def _needs_spark(line: bytes) -> bool:
     return any(value.get(kind) is not None for kind in REPLAYED_NON_FILE)
 
 
-def _candidate_lines(storage: Storage, log_dir: Path, commits: Commits) -> list[tuple[int, int, str]]:
+def _candidate_lines(storage: Storage, log_dir: Location, commits: Commits) -> list[tuple[int, int, str]]:
     """(version, line number, text) of every line the Spark non-file parse must see."""
     out: list[tuple[int, int, str]] = []
     for version, info in commits:
@@ -104,7 +105,7 @@ def _candidate_lines(storage: Storage, log_dir: Path, commits: Commits) -> list[
 
 
 def non_file_rows(
-    spark: SparkSession, storage: Storage, log_dir: Path, commits: Commits
+    spark: SparkSession, storage: Storage, log_dir: Location, commits: Commits
 ) -> list[tuple[int, dict[str, Any]]]:
     """The replayed non-file actions of ``commits`` as ``(version, {kind: value})``, in log order."""
     lines = _candidate_lines(storage, log_dir, commits)
@@ -133,7 +134,7 @@ def non_file_rows(
     return out
 
 
-def failing_commit(spark: SparkSession, storage: Storage, log_dir: Path, commits: Commits) -> str | None:
+def failing_commit(spark: SparkSession, storage: Storage, log_dir: Location, commits: Commits) -> str | None:
     """The first commit whose file actions Spark's JSON source cannot parse with the action schema.
 
     For errors :func:`corrupt_line` cannot see: valid JSON whose values do not fit the schema
@@ -142,7 +143,7 @@ def failing_commit(spark: SparkSession, storage: Storage, log_dir: Path, commits
     for _, info in commits:
         path = log_dir / info.name
         try:
-            frame = spark.read.schema(COMMIT_SCHEMA).option("mode", "FAILFAST").json(storage.uri(path))
+            frame = spark.read.schema(COMMIT_SCHEMA).option("mode", "FAILFAST").json(path.spark_uri())
             frame.where(F.col("add").isNotNull() | F.col("remove").isNotNull()).count()
         except spark_errors():
             return str(path)
@@ -150,7 +151,7 @@ def failing_commit(spark: SparkSession, storage: Storage, log_dir: Path, commits
 
 
 def corrupt_line(
-    storage: Storage, log_dir: Path, commits: Iterable[tuple[int, FileInfo]]
+    storage: Storage, log_dir: Location, commits: Iterable[tuple[int, FileInfo]]
 ) -> tuple[str, str] | None:
     """``(file, why)`` of the first commit line that is not a JSON object, or None."""
     for _, info in commits:

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlparse
+from urllib.parse import unquote
 
 from reference_impl.errors import CheckpointCorrupt, SidecarPathInvalid
 from reference_impl.log.naming import SIDECAR_DIR
-from reference_impl.storage import Storage
+from reference_impl.storage import Location, Storage
 
 
 @dataclass(frozen=True)
@@ -28,58 +27,66 @@ class ResolvedSidecar:
     """A ``sidecar`` action and the file it resolves to."""
 
     action: dict[str, Any]
-    path: Path
+    path: Location
 
     @property
     def name(self) -> str:
         return self.path.name
 
 
-def resolve_sidecar(storage: Storage, log_dir: Path, action: dict[str, Any]) -> ResolvedSidecar:
+def resolve_sidecar(storage: Storage, log_dir: Location, action: dict[str, Any]) -> ResolvedSidecar:
     """Resolve ``sidecar.path``: a bare (URI-encoded) file name under ``_delta_log/_sidecars``.
 
-    An absolute ``file:`` URI naming a file directly inside this table's ``_delta_log/_sidecars``
-    is accepted (CKPT-SIDE-013; delta-spark resolves it too); any other URI, and a relative path
-    with a directory, is :class:`SidecarPathInvalid` (CKPT-SIDE-014). The decoded name is tried
-    first, then the literal name (delta-spark does not decode).
+    An absolute URI naming a file directly inside this table's ``_delta_log/_sidecars`` is
+    accepted (CKPT-SIDE-013; delta-spark resolves it too; ``s3a://`` names the same file as
+    ``s3://``); any other URI, and a relative path with a directory, is
+    :class:`SidecarPathInvalid` (CKPT-SIDE-014). The decoded name is tried first, then the literal
+    name (delta-spark does not decode).
     """
     raw = action.get("path")
+    sidecars = log_dir / SIDECAR_DIR
     if not isinstance(raw, str) or not raw:
         raise SidecarPathInvalid("sidecar action without a path", path=str(log_dir), rule="CKPT-SIDE-014")
-    if raw.startswith("file:"):
-        uri = urlparse(raw)
-        target = Path(unquote(uri.path))
-        if (
-            uri.netloc not in ("", "localhost")
-            or target.parent.resolve() != (log_dir / SIDECAR_DIR).resolve()
-        ):
+    if _is_uri(raw):
+        try:
+            target = Location.parse(raw)
+        except ValueError:
+            target = None
+        if target is None or target.parent.spark_uri() != sidecars.spark_uri():
             raise SidecarPathInvalid(
                 f"sidecar path {raw!r} is not a file directly inside this table's {SIDECAR_DIR}/ directory",
-                path=str(log_dir / SIDECAR_DIR),
+                path=str(sidecars),
                 rule="CKPT-SIDE-014",
             )
-        return ResolvedSidecar(action, target)
-    if "/" in raw or "\\" in raw or "://" in raw:
+        return ResolvedSidecar(action, sidecars / target.name)
+    if "/" in raw or "\\" in raw:
         raise SidecarPathInvalid(
             f"sidecar path {raw!r} is not a bare file name",
-            path=str(log_dir / SIDECAR_DIR),
+            path=str(sidecars),
             rule="CKPT-SIDE-014",
         )
-    decoded = log_dir / SIDECAR_DIR / unquote(raw)
-    literal = log_dir / SIDECAR_DIR / raw
+    decoded = sidecars / unquote(raw)
+    literal = sidecars / raw
     chosen = decoded if storage.stat(decoded) is not None or storage.stat(literal) is None else literal
     return ResolvedSidecar(action, chosen)
 
 
+def _is_uri(raw: str) -> bool:
+    return raw.startswith("file:") or "://" in raw
+
+
 def reference_names(raw: str) -> set[str]:
     """Every bare name a ``sidecar.path`` may denote (decoded and literal; delta-spark's ``getName``)."""
-    if raw.startswith("file:"):
-        return {Path(unquote(urlparse(raw).path)).name}
+    if _is_uri(raw):
+        try:
+            return {Location.parse(raw).name}
+        except ValueError:
+            return set()
     last = raw.replace("\\", "/").rsplit("/", 1)[-1]
     return {last, unquote(last)} - {""}
 
 
-def read_sidecar_actions(storage: Storage, log_dir: Path, name: str) -> list[dict[str, Any]]:
+def read_sidecar_actions(storage: Storage, log_dir: Location, name: str) -> list[dict[str, Any]]:
     """The ``sidecar`` actions of one top-level checkpoint file, read on the driver (no Spark).
 
     JSON top-level files line by line; Parquet files through their ``sidecar`` column only.

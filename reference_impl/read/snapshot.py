@@ -7,6 +7,7 @@ Usage::
 
     snap = read_snapshot(spark, "/path/to/table")          # latest version
     snap = read_snapshot(spark, path, version=12)          # time travel
+    snap = read_snapshot(spark, "s3://bucket/t", storage_options={"AWS_REGION": "eu-west-1"})
     snap.summary()                                        # small dict, computed with aggregations
     snap.table_state()                                    # the full TableState (collects the files)
 
@@ -34,11 +35,11 @@ Nothing is collected to the driver but non-file actions until :meth:`Snapshot.ta
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
@@ -56,15 +57,17 @@ from reference_impl.errors import (
 )
 from reference_impl.log.actions import FILE_ACTIONS
 from reference_impl.log.last_checkpoint import read_last_checkpoint
-from reference_impl.log.listing import LogListing, list_log, log_dir_of
+from reference_impl.log.listing import LogListing, list_log
 from reference_impl.log.segment import LogSegment, segments_newest_first
+from reference_impl.log.table import Table, open_table
 from reference_impl.log.table_properties import TableProperties
 from reference_impl.read.checkpoint import CheckpointContent, fallback_errors, load_checkpoint
 from reference_impl.read.commits import corrupt_line, failing_commit, non_file_rows, read_commits
 from reference_impl.spark.columns import dv_unique_id
 from reference_impl.spark.jobs import spark_errors
 from reference_impl.spark.schemas import COMMIT_SCHEMA
-from reference_impl.storage import Storage, storage_for
+from reference_impl.spark.session import use_storage
+from reference_impl.storage import Location, Storage
 from spec.table_state import TableState
 
 if TYPE_CHECKING:
@@ -94,7 +97,7 @@ DEFAULT_MAX_FALLBACKS = 2
 class Snapshot:
     """A reconstructed table version. DataFrames are lazy; the rest is small."""
 
-    table: Path
+    table: Location
     storage: Storage
     version: int
     segment: LogSegment
@@ -223,7 +226,7 @@ def _replay_non_file(
     checkpoint: CheckpointContent | None,
     commit_rows: list[tuple[int, dict[str, Any]]],
     now_ms: int,
-    log_dir: Path,
+    log_dir: Location,
 ) -> tuple[dict[str, Any], dict[str, Any], dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
     protocol: dict[str, Any] | None = None
     metadata: dict[str, Any] | None = None
@@ -299,34 +302,27 @@ def _reconcile(file_actions: DataFrame, needs_merge: bool) -> DataFrame:
     )
 
 
-def require_table(table: str | Path) -> Path:
-    """The table root, after checking it has a ``_delta_log`` directory (cheap; no Spark needed)."""
-    storage = storage_for(table)
-    root = storage.resolve(table)
-    log_dir = log_dir_of(root)
-    if not storage.is_dir(log_dir):
-        raise TableNotFound("no _delta_log directory", path=str(log_dir))
-    return root
-
-
 def read_snapshot(
     spark: SparkSession,
-    table: str | Path,
+    table: str | os.PathLike[str] | Location | Table,
     *,
     version: int | None = None,
     now_ms: int | None = None,
     max_fallbacks: int = DEFAULT_MAX_FALLBACKS,
     listing: LogListing | None = None,
+    storage_options: Mapping[str, str] | None = None,
 ) -> Snapshot:
     """Reconstruct ``version`` (default: latest) of ``table``. See the module docs.
 
-    ``listing`` replaces the listing of ``_delta_log`` (default: list it now). The cleaner passes
-    the classification of its listing without the files it plans to delete, to prove the plan
-    changes no state.
+    ``table`` is a local path, a URI (``hdfs://``, ``s3://``, …) or an opened
+    :class:`~reference_impl.log.table.Table`; ``storage_options`` configure its store (deltalake's
+    names, :mod:`reference_impl.storage.options`). ``listing`` replaces the listing of
+    ``_delta_log`` (default: list it now). The cleaner passes the classification of its listing
+    without the files it plans to delete, to prove the plan changes no state.
     """
-    root = require_table(table)
-    storage = storage_for(table)
-    log_dir = log_dir_of(root)
+    opened = open_table(table, storage_options, session=lambda: spark)
+    use_storage(spark, opened.storage)
+    storage, log_dir = opened.storage, opened.log_dir
     if listing is None:
         listing = list_log(storage, log_dir)
     if not listing.commits and not listing.checkpoints:
@@ -341,7 +337,7 @@ def read_snapshot(
         if attempt > max_fallbacks:
             break
         try:
-            return _build(spark, storage, root, listing, segment, now, tuple(skipped))
+            return _build(spark, opened, listing, segment, now, tuple(skipped))
         except fallback_errors() as exc:
             first_error = first_error or exc
             if segment.checkpoint is None:
@@ -353,14 +349,13 @@ def read_snapshot(
 
 def _build(
     spark: SparkSession,
-    storage: Storage,
-    root: Path,
+    table: Table,
     listing: LogListing,
     segment: LogSegment,
     now_ms: int,
     skipped: tuple[str, ...],
 ) -> Snapshot:
-    log_dir = listing.log_dir
+    storage, log_dir = table.storage, listing.log_dir
     if skipped:
         segment = LogSegment(
             segment.log_dir, segment.version, segment.checkpoint, segment.commits, segment.hint, skipped
@@ -404,8 +399,8 @@ def _build(
         & (F.coalesce(F.col("remove.deletionTimestamp"), F.lit(0)) > F.lit(min_tombstone))
     ).select(F.col("remove").withField("dataChange", F.lit(False)).alias("remove"))
     return Snapshot(
-        table=root,
-        storage=storage,
+        table=table.root,
+        storage=table.storage,
         version=segment.version,
         segment=segment,
         listing=listing,
@@ -420,7 +415,7 @@ def _build(
     )
 
 
-def _check_one_per_commit(commit_rows: list[tuple[int, dict[str, Any]]], log_dir: Path) -> None:
+def _check_one_per_commit(commit_rows: list[tuple[int, dict[str, Any]]], log_dir: Location) -> None:
     """PROTOCOL: at most one ``metaData`` (and one ``protocol``) per version."""
     seen: dict[tuple[int, str], int] = {}
     for version, action in commit_rows:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reference_impl.errors import InvalidOption
+from reference_impl.storage import SessionSource, Storage
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -111,3 +112,21 @@ def get_spark(settings: SparkSettings | None = None) -> SparkSession:
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def use_storage(spark: SparkSession, storage: Storage) -> None:
+    """Give Spark the Hadoop configuration it needs to reach ``storage`` (e.g. S3A from the storage options).
+
+    Set in the session's SQL configuration, which Spark copies into the Hadoop configuration of every
+    job (so executors get it) and of the driver's file-system calls.
+    """
+    for key, value in storage.spark_conf().items():
+        spark.conf.set(key, value)
+
+
+def session_source(spark: SparkSession | None) -> SessionSource:
+    """``spark`` as a session source, or :func:`get_spark` (started on first use) when there is none."""
+    if spark is None:
+        return get_spark
+    session = spark
+    return lambda: session

@@ -4,14 +4,27 @@ Modules, in the order a newcomer reads them:
 
 | module | holds |
 |---|---|
+| :mod:`~reference_impl.storage.location` | :class:`~reference_impl.storage.location.Location`: a table or file as one normalised URI |
 | :mod:`~reference_impl.storage.base` | :class:`~reference_impl.storage.base.Storage` (the protocol), :class:`~reference_impl.storage.base.StorageGuarantees`, :class:`~reference_impl.storage.base.FileInfo` |
+| :mod:`~reference_impl.storage.options` | storage options as deltalake names them, and their translation for Spark's S3A |
 | :mod:`~reference_impl.storage.local` | :class:`~reference_impl.storage.local.LocalStorage`: local paths and ``file:`` URIs |
 | :mod:`~reference_impl.storage.factory` | :func:`~reference_impl.storage.factory.storage_for`: the storage of a location, by URI scheme |
 
-Storage is the bottom layer: it imports only :mod:`reference_impl.errors`.
+Storage is the bottom layer: it imports only :mod:`reference_impl.errors`. Nothing else in
+``reference_impl`` touches the OS file API or the Hadoop API (``tests/test_boundaries.py``).
 """
 
 from reference_impl.storage.base import FileInfo, Storage, StorageGuarantees
-from reference_impl.storage.factory import storage_for
+from reference_impl.storage.factory import SessionSource, open_location, parse_location, storage_for
+from reference_impl.storage.location import Location
 
-__all__ = ["FileInfo", "Storage", "StorageGuarantees", "storage_for"]
+__all__ = [
+    "FileInfo",
+    "Location",
+    "SessionSource",
+    "Storage",
+    "StorageGuarantees",
+    "open_location",
+    "parse_location",
+    "storage_for",
+]

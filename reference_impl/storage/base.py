@@ -1,20 +1,24 @@
 """The storage contract: the few file operations the reader, writer and cleaner need, and their guarantees.
 
 Spec: ``spec/checkpoints.md`` §17.3 Atomicity (``CKPT-WRITE-006``: a top-level file appears
-atomically and never replaces an existing one) and §18 Metadata cleanup (listings with sizes and
-modification times).
+atomically and never replaces an existing one), §18 Metadata cleanup (listings with sizes and
+modification times) and §19.4 Stores.
 
 Every file operation of ``reference_impl`` goes through a :class:`Storage`, chosen for a table
 location by :func:`reference_impl.storage.factory.storage_for`. Data files, checkpoint parts and
-sidecars are written by Spark executors, which reach any Hadoop file system through a URI
-(:meth:`Storage.uri`); everything the driver does itself is here.
+sidecars are written by Spark executors straight to the table's store, which they reach through
+:meth:`~reference_impl.storage.location.Location.spark_uri` (with :meth:`Storage.spark_conf`);
+everything the driver does itself is here. No operation uses the driver's local disk for a file
+of a table on another store.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import BinaryIO, Protocol
+
+from reference_impl.storage.location import Location
 
 
 @dataclass(frozen=True)
@@ -28,83 +32,105 @@ class FileInfo:
 
 @dataclass(frozen=True)
 class StorageGuarantees:
-    """What a storage promises; the writer refuses a storage that cannot publish safely.
+    """What a store promises. The writer refuses a store that cannot publish safely (``CKPT-WRITE-006``).
 
-    * ``atomic_create`` — :meth:`Storage.publish_new` and :meth:`Storage.write_new` make a complete
-      file appear at once, and never replace an existing one (create-if-absent);
+    * ``atomic_create`` — :meth:`Storage.write_new` and :meth:`Storage.publish_new` make a complete
+      file appear at once and never replace an existing one (create-if-absent);
     * ``atomic_replace`` — :meth:`Storage.write_replace` shows readers the old or the new file, never
       a mix (``_last_checkpoint``);
-    * ``consistent_listing`` — a listing shows every file whose creation finished before it began.
+    * ``consistent_listing`` — a listing shows every file whose creation finished before it began;
+    * ``partial_writes_visible`` — a file being written can be seen at its name before it is complete
+      (HDFS), so nothing is ever written at a final name directly;
+    * ``rename`` — :meth:`Storage.publish_new` is a metadata operation; without it a staged file is
+      copied (server-side where the store can) or re-uploaded;
+    * ``mtime_resolution_ms`` — the granularity of listed modification times (1,000 on S3: equal
+      times are common, and a time is the start of its second).
     """
 
     atomic_create: bool
     atomic_replace: bool
     consistent_listing: bool
+    partial_writes_visible: bool = False
+    rename: bool = True
+    mtime_resolution_ms: int = 1
 
 
 class Storage(Protocol):
-    """File operations on one kind of location (local paths, later object stores)."""
+    """File operations on one kind of store (local files, Hadoop file systems, S3-compatible object stores).
+
+    Locations are :class:`~reference_impl.storage.location.Location`\\ s of this store. Errors of the
+    store (unreachable, denied, missing bucket, …) are :class:`~reference_impl.errors.StorageError`\\ s
+    naming the location; "not there" is not an error (``None``, ``[]``, ``False``).
+    """
 
     guarantees: StorageGuarantees
 
-    def resolve(self, location: str | Path) -> Path:
-        """The path of a table location given as this storage's path or URI."""
+    def spark_conf(self) -> Mapping[str, str]:
+        """Hadoop configuration Spark needs to reach this store (e.g. ``fs.s3a.*`` from the storage options)."""
         ...
 
-    def uri(self, path: Path) -> str:
-        """The URI Spark reads or writes ``path`` with."""
-        ...
-
-    def list_dir(self, directory: Path) -> list[FileInfo]:
+    def list_dir(self, directory: Location) -> list[FileInfo]:
         """Files (not directories) directly in ``directory``, sorted by name; ``[]`` if it is missing."""
         ...
 
-    def list_subdirs(self, directory: Path) -> list[str]:
+    def list_subdirs(self, directory: Location) -> list[str]:
         """Names of the directories directly in ``directory``, sorted; ``[]`` if it is missing."""
         ...
 
-    def stat(self, path: Path) -> FileInfo | None:
-        """The file at ``path``, or ``None`` when there is none."""
+    def stat(self, location: Location) -> FileInfo | None:
+        """The file at ``location``, or ``None`` when there is none."""
         ...
 
-    def is_dir(self, path: Path) -> bool: ...
-
-    def can_write(self, directory: Path) -> bool:
-        """Whether files can be created in ``directory``."""
+    def is_dir(self, location: Location) -> bool:
+        """Whether ``location`` is a directory (on an object store: whether any key is under it)."""
         ...
 
-    def read_bytes(self, path: Path) -> bytes: ...
+    def can_write(self, directory: Location) -> bool:
+        """Whether files can be created in ``directory`` (an object store tries it with a hidden probe)."""
+        ...
 
-    def open_read(self, path: Path) -> BinaryIO:
+    def read_bytes(self, location: Location) -> bytes: ...
+
+    def open_read(self, location: Location) -> BinaryIO:
         """A seekable binary stream (for Parquet footers); the caller closes it."""
         ...
 
-    def write_new(self, path: Path, data: bytes) -> FileInfo:
-        """Publish ``data`` at ``path`` only if nothing is there (atomic create-if-absent).
+    def write_new(self, location: Location, data: bytes) -> FileInfo:
+        """Publish ``data`` at ``location`` only if nothing is there (atomic create-if-absent).
 
-        Raises :class:`FileExistsError` if ``path`` exists; never replaces it.
+        Raises :class:`FileExistsError` if ``location`` exists; never replaces it.
         """
         ...
 
-    def publish_new(self, staged: Path, path: Path) -> FileInfo:
-        """Move a complete file (written by Spark or by :meth:`write_new`'s temp step) to ``path``
-        unless ``path`` exists (:class:`FileExistsError`); returns the published file."""
+    def publish_new(self, staged: Location, target: Location, *, unique_name: bool = False) -> FileInfo:
+        """Move the complete file ``staged`` to ``target`` unless ``target`` exists (:class:`FileExistsError`).
+
+        ``unique_name``: the caller vouches that no other writer uses ``target`` (a sidecar or a
+        UUID-named file), so a store without an atomic copy-if-absent may copy the file
+        server-side after checking that ``target`` is free, instead of re-uploading it.
+        """
         ...
 
-    def write_replace(self, path: Path, data: bytes) -> FileInfo:
-        """Atomically replace ``path`` with ``data`` (readers see the old or the new file)."""
+    def write_replace(self, location: Location, data: bytes) -> FileInfo:
+        """Atomically replace ``location`` with ``data`` (readers see the old or the new file)."""
         ...
 
-    def copy(self, source: Path, target: Path) -> None: ...
+    def copy(self, source: Location, target: Location) -> None: ...
 
-    def set_mtime(self, path: Path, mtime_ms: int) -> None: ...
-
-    def delete(self, path: Path) -> bool:
-        """Delete ``path``; ``False`` if it was already gone."""
+    def set_mtime(self, location: Location, mtime_ms: int) -> None:
+        """Set a file's modification time (deterministic fixtures); a ``StorageError`` where the store cannot."""
         ...
 
-    def mkdirs(self, directory: Path) -> None: ...
+    def delete(self, location: Location) -> bool:
+        """Delete ``location``; ``False`` if it was already gone."""
+        ...
 
-    def remove_tree(self, directory: Path) -> None:
+    def delete_many(self, locations: Iterable[Location]) -> None:
+        """Delete files in no particular order, batched where the store can; missing ones are no error."""
+        ...
+
+    def mkdirs(self, directory: Location) -> None: ...
+
+    def remove_tree(self, directory: Location) -> None:
         """Remove ``directory`` and everything under it; no error if it is gone."""
         ...

@@ -4,39 +4,81 @@
 |---|---|
 | none (a local path), ``file:`` | :class:`~reference_impl.storage.local.LocalStorage` |
 
-Any other scheme is a ``STORAGE_ERROR`` naming the supported ones.
+Any other scheme is a ``STORAGE_ERROR`` naming the supported ones, before anything is read.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
-from reference_impl.errors import StorageError
+from reference_impl.errors import InvalidOption, StorageError
 from reference_impl.storage.base import Storage
 from reference_impl.storage.local import LocalStorage
+from reference_impl.storage.location import Location
 
-#: URI scheme ("" for a plain path) -> the storage for it.
-STORAGES: dict[str, Callable[[], Storage]] = {"": LocalStorage, "file": LocalStorage}
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
-
-def scheme_of(location: str | os.PathLike[str]) -> str:
-    """The URI scheme of ``location``, lower-case; ``""`` for a plain path."""
-    text = os.fspath(location)
-    if text.startswith("file:"):
-        return "file"
-    head, sep, _ = text.partition("://")
-    return head.lower() if sep else ""
+#: Returns the Spark session whose JVM a Hadoop file system is reached through (started on first use).
+SessionSource = Callable[[], "SparkSession"]
+#: Builds the storage of a location from its storage options and a session source.
+StorageFactory = Callable[[Location, Mapping[str, str], "SessionSource | None"], Storage]
 
 
-def storage_for(location: str | Path) -> Storage:
-    """The storage that serves ``location`` (a path or a URI)."""
-    scheme = scheme_of(location)
-    factory = STORAGES.get(scheme)
-    if factory is None:
-        supported = ", ".join(f"{s}:" if s else "local paths" for s in STORAGES)
-        raise StorageError(
-            f"no storage for the URI scheme {scheme!r}; supported: {supported}", path=os.fspath(location)
+def _local(location: Location, options: Mapping[str, str], session: SessionSource | None) -> Storage:
+    if options:
+        raise InvalidOption(
+            f"storage options ({', '.join(sorted(options))}) do not apply to a local path", path=str(location)
         )
-    return factory()
+    return LocalStorage()
+
+
+#: URI scheme -> the storage for it.
+STORAGES: dict[str, StorageFactory] = {"file": _local}
+
+
+def supported_schemes() -> str:
+    return ", ".join(["local paths", *(f"{s}://" for s in STORAGES)])
+
+
+def parse_location(location: str | os.PathLike[str] | Location) -> Location:
+    """The :class:`Location` of a path or URI; a ``STORAGE_ERROR`` for an unsupported scheme."""
+    try:
+        parsed = Location.parse(location)
+    except ValueError as exc:
+        raise StorageError(
+            str(exc), path=os.fspath(location) if not isinstance(location, Location) else None
+        ) from None
+    if parsed.scheme not in STORAGES:
+        raise StorageError(
+            f"no storage for the URI scheme {parsed.scheme!r}; supported: {supported_schemes()}",
+            path=parsed.uri,
+        )
+    return parsed
+
+
+def storage_for(
+    location: str | os.PathLike[str] | Location,
+    options: Mapping[str, str] | None = None,
+    *,
+    session: SessionSource | None = None,
+) -> Storage:
+    """The storage that serves ``location`` (a path or a URI), configured with ``options``.
+
+    ``session`` is needed only by stores reached through Spark's JVM (Hadoop file systems).
+    """
+    parsed = parse_location(location)
+    return STORAGES[parsed.scheme](parsed, dict(options or {}), session)
+
+
+def open_location(
+    location: str | os.PathLike[str] | Location,
+    options: Mapping[str, str] | None = None,
+    *,
+    session: SessionSource | None = None,
+) -> tuple[Location, Storage]:
+    """``location`` parsed, and its storage."""
+    parsed = parse_location(location)
+    return parsed, storage_for(parsed, options, session=session)

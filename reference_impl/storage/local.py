@@ -9,7 +9,8 @@ Spec: ``spec/checkpoints.md`` §17.3 Atomicity (``CKPT-WRITE-006``) and §18 Met
 | :meth:`LocalStorage.write_replace` | temp file + fsync + atomic rename over the target (``_last_checkpoint``) |
 | :meth:`LocalStorage.list_dir` | one listing with sizes and modification times in milliseconds |
 
-Locations are local paths or ``file:`` URIs.
+Locations are ``file:`` :class:`~reference_impl.storage.location.Location`\\ s. A local table on a
+cluster must be on a file system every executor mounts at the same path.
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import BinaryIO
-from urllib.parse import unquote, urlparse
 
 from reference_impl.errors import StorageError
 from reference_impl.storage.base import FileInfo, StorageGuarantees
+from reference_impl.storage.location import Location
 
 
 def temp_name(final_name: str, token: uuid.UUID) -> str:
@@ -30,21 +32,21 @@ def temp_name(final_name: str, token: uuid.UUID) -> str:
     return f".{final_name}.{token}.tmp"
 
 
+def _path(location: Location) -> Path:
+    if not location.is_local:
+        raise StorageError("not a local location", path=str(location))
+    return Path(location.path)
+
+
 class LocalStorage:
     """The local file system (see the module docs)."""
 
     guarantees = StorageGuarantees(atomic_create=True, atomic_replace=True, consistent_listing=True)
 
-    def resolve(self, location: str | Path) -> Path:
-        text = os.fspath(location)
-        if text.startswith("file:"):
-            return Path(unquote(urlparse(text).path))
-        return Path(text)
+    def spark_conf(self) -> Mapping[str, str]:
+        return {}
 
-    def uri(self, path: Path) -> str:
-        return path.resolve().as_uri()
-
-    def list_dir(self, directory: Path) -> list[FileInfo]:
+    def list_dir(self, directory: Location) -> list[FileInfo]:
         out: list[FileInfo] = []
         for entry in self._scan(directory):
             try:
@@ -57,41 +59,45 @@ class LocalStorage:
         out.sort(key=lambda f: f.name)
         return out
 
-    def list_subdirs(self, directory: Path) -> list[str]:
+    def list_subdirs(self, directory: Location) -> list[str]:
         return sorted(e.name for e in self._scan(directory) if e.is_dir(follow_symlinks=False))
 
-    def _scan(self, directory: Path) -> list[os.DirEntry[str]]:
+    def _scan(self, directory: Location) -> list[os.DirEntry[str]]:
         try:
-            return list(os.scandir(directory))
+            return list(os.scandir(_path(directory)))
         except FileNotFoundError:
             return []
         except OSError as exc:
             raise StorageError(f"cannot list directory: {exc.strerror}", path=str(directory)) from exc
 
-    def stat(self, path: Path) -> FileInfo | None:
+    def stat(self, location: Location) -> FileInfo | None:
         try:
-            st = path.stat()
+            st = _path(location).stat()
         except FileNotFoundError:
             return None
-        return FileInfo(path.name, st.st_size, st.st_mtime_ns // 1_000_000)
+        return FileInfo(location.name, st.st_size, st.st_mtime_ns // 1_000_000)
 
-    def is_dir(self, path: Path) -> bool:
-        return path.is_dir()
+    def is_dir(self, location: Location) -> bool:
+        return _path(location).is_dir()
 
-    def can_write(self, directory: Path) -> bool:
-        return os.access(directory, os.W_OK)
+    def can_write(self, directory: Location) -> bool:
+        return os.access(_path(directory), os.W_OK)
 
-    def read_bytes(self, path: Path) -> bytes:
+    def read_bytes(self, location: Location) -> bytes:
         try:
-            return path.read_bytes()
+            return _path(location).read_bytes()
         except OSError as exc:
-            raise StorageError(f"cannot read file: {exc.strerror}", path=str(path)) from exc
+            raise StorageError(f"cannot read file: {exc.strerror}", path=str(location)) from exc
 
-    def open_read(self, path: Path) -> BinaryIO:
-        return open(path, "rb")
+    def open_read(self, location: Location) -> BinaryIO:
+        try:
+            return open(_path(location), "rb")
+        except OSError as exc:
+            raise StorageError(f"cannot read file: {exc.strerror}", path=str(location)) from exc
 
-    def _write_temp(self, final: Path, data: bytes) -> Path:
-        tmp = final.with_name(temp_name(final.name, uuid.uuid4()))
+    def _write_temp(self, final: Location, data: bytes) -> Path:
+        target = _path(final)
+        tmp = target.with_name(temp_name(target.name, uuid.uuid4()))
         try:
             with open(tmp, "xb") as handle:
                 handle.write(data)
@@ -114,58 +120,69 @@ class LocalStorage:
         finally:
             os.close(fd)
 
-    def _published(self, path: Path) -> FileInfo:
-        info = self.stat(path)
+    def _published(self, location: Location) -> FileInfo:
+        info = self.stat(location)
         if info is None:
-            raise StorageError("published file vanished", path=str(path))
+            raise StorageError("published file vanished", path=str(location))
         return info
 
-    def write_new(self, path: Path, data: bytes) -> FileInfo:
-        return self.publish_new(self._write_temp(path, data), path)
+    def write_new(self, location: Location, data: bytes) -> FileInfo:
+        return self._link(self._write_temp(location, data), location)
 
-    def publish_new(self, staged: Path, path: Path) -> FileInfo:
+    def publish_new(self, staged: Location, target: Location, *, unique_name: bool = False) -> FileInfo:
+        return self._link(_path(staged), target)
+
+    def _link(self, staged: Path, target: Location) -> FileInfo:
+        final = _path(target)
         try:
-            os.link(staged, path)
+            os.link(staged, final)
         except FileExistsError:
             raise
         except OSError as exc:
-            raise StorageError(f"cannot publish: {exc.strerror}", path=str(path)) from exc
+            raise StorageError(f"cannot publish: {exc.strerror}", path=str(target)) from exc
         finally:
             staged.unlink(missing_ok=True)
-        self._sync_dir(path.parent)
-        return self._published(path)
+        self._sync_dir(final.parent)
+        return self._published(target)
 
-    def write_replace(self, path: Path, data: bytes) -> FileInfo:
-        tmp = self._write_temp(path, data)
+    def write_replace(self, location: Location, data: bytes) -> FileInfo:
+        tmp = self._write_temp(location, data)
         try:
-            os.replace(tmp, path)
+            os.replace(tmp, _path(location))
         except OSError as exc:
             tmp.unlink(missing_ok=True)
-            raise StorageError(f"cannot replace: {exc.strerror}", path=str(path)) from exc
-        self._sync_dir(path.parent)
-        return self._published(path)
+            raise StorageError(f"cannot replace: {exc.strerror}", path=str(location)) from exc
+        self._sync_dir(tmp.parent)
+        return self._published(location)
 
-    def copy(self, source: Path, target: Path) -> None:
-        shutil.copyfile(source, target)
-
-    def set_mtime(self, path: Path, mtime_ms: int) -> None:
-        ns = mtime_ms * 1_000_000
-        os.utime(path, ns=(ns, ns))
-
-    def delete(self, path: Path) -> bool:
+    def copy(self, source: Location, target: Location) -> None:
         try:
-            path.unlink()
+            shutil.copyfile(_path(source), _path(target))
+        except OSError as exc:
+            raise StorageError(f"cannot copy {source}: {exc.strerror}", path=str(target)) from exc
+
+    def set_mtime(self, location: Location, mtime_ms: int) -> None:
+        ns = mtime_ms * 1_000_000
+        os.utime(_path(location), ns=(ns, ns))
+
+    def delete(self, location: Location) -> bool:
+        try:
+            _path(location).unlink()
         except FileNotFoundError:
             return False
         except OSError as exc:
-            raise StorageError(f"cannot delete: {exc.strerror}", path=str(path)) from exc
+            raise StorageError(f"cannot delete: {exc.strerror}", path=str(location)) from exc
         return True
 
-    def mkdirs(self, directory: Path) -> None:
+    def delete_many(self, locations: Iterable[Location]) -> None:
+        for location in locations:
+            self.delete(location)
+
+    def mkdirs(self, directory: Location) -> None:
         try:
-            directory.mkdir(parents=True, exist_ok=True)
+            _path(directory).mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StorageError(f"cannot create directory: {exc.strerror}", path=str(directory)) from exc
 
-    def remove_tree(self, directory: Path) -> None:
-        shutil.rmtree(directory, ignore_errors=True)
+    def remove_tree(self, directory: Location) -> None:
+        shutil.rmtree(_path(directory), ignore_errors=True)

@@ -9,7 +9,6 @@ thresholds for the optional parts (``checkpointSchema``, ``v2Checkpoint.nonFileA
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from pyspark.sql import types as T
@@ -26,7 +25,7 @@ from reference_impl.log.last_checkpoint import (
 )
 from reference_impl.log.naming import LAST_CHECKPOINT
 from reference_impl.progress import Progress
-from reference_impl.storage import Storage
+from reference_impl.storage import Location, Storage
 from reference_impl.write.options import CheckpointPlan
 from reference_impl.write.result import FileRole, WrittenFile
 from spec.vocabulary import CheckpointSpec
@@ -66,7 +65,7 @@ def last_checkpoint_document(
             modification_time=top[0].modification_time,
             non_file_actions=trimmed(non_file, NON_FILE_ACTIONS_THRESHOLD),
             sidecar_files=trimmed(
-                [SidecarRef(Path(s.name).name, s.size_in_bytes, s.modification_time) for s in sidecars],
+                [SidecarRef(s.base_name, s.size_in_bytes, s.modification_time) for s in sidecars],
                 SIDECARS_THRESHOLD,
             ),
         )
@@ -82,7 +81,7 @@ def last_checkpoint_document(
 
 
 def write_hint(
-    storage: Storage, log_dir: Path, hint: LastCheckpoint, progress: Progress
+    storage: Storage, log_dir: Location, hint: LastCheckpoint, progress: Progress
 ) -> tuple[dict[str, Any] | None, str | None]:
     """Write ``_last_checkpoint`` unless a valid hint already names a newer version (CKPT-LAST-011).
 

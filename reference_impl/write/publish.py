@@ -11,11 +11,10 @@ describes the same state), a sidecar or UUID-named file that appeared meanwhile 
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reference_impl.errors import SelfCheckFailed, StorageError
-from reference_impl.storage import FileInfo, Storage
+from reference_impl.storage import FileInfo, Location, Storage
 from reference_impl.write.result import FileRole, WrittenFile
 from reference_impl.write.staging import ActionCounts, read_back_counts
 
@@ -27,18 +26,20 @@ class Publisher:
     """Publishes files of one checkpoint into ``log_dir``."""
 
     def __init__(
-        self, spark: SparkSession, storage: Storage, log_dir: Path, file_time_ms: int | None
+        self, spark: SparkSession, storage: Storage, log_dir: Location, file_time_ms: int | None
     ) -> None:
         self.spark = spark
         self.storage = storage
         self.log_dir = log_dir
         self.file_time_ms = file_time_ms
 
-    def publish(self, staged: Path, name: str, role: FileRole, counts: ActionCounts) -> WrittenFile:
+    def publish(
+        self, staged: Location, name: str, role: FileRole, counts: ActionCounts, *, unique_name: bool = False
+    ) -> WrittenFile:
         """Publish the staged file ``staged`` as ``name`` (relative to ``_delta_log``)."""
         final = self.log_dir / name
         try:
-            info = self._timestamped(self.storage.publish_new(staged, final), final)
+            info = self._timestamped(self.storage.publish_new(staged, final, unique_name=unique_name), final)
             kept = False
         except FileExistsError:
             # CKPT-WRITE-008: a classic file or part of the same version describes the same state; keep it.
@@ -72,13 +73,13 @@ class Publisher:
                     rule="CKPT-WRITE-005",
                 )
 
-    def _timestamped(self, info: FileInfo, path: Path) -> FileInfo:
+    def _timestamped(self, info: FileInfo, path: Location) -> FileInfo:
         """Apply ``file_time_ms`` (when set) to a file this writer just published."""
         if self.file_time_ms is None:
             return info
         self.storage.set_mtime(path, self.file_time_ms)
         return FileInfo(info.name, info.size, self.file_time_ms)
 
-    def _describe_existing(self, path: Path) -> ActionCounts:
-        counts = read_back_counts(self.spark.read.parquet(self.storage.uri(path)))
+    def _describe_existing(self, path: Location) -> ActionCounts:
+        counts = read_back_counts(self.spark.read.parquet(path.spark_uri()))
         return counts.get(path.name, ActionCounts(0, 0, 0))

@@ -34,6 +34,11 @@ class WrittenFile:
     removes: int
     kept_existing: bool = False
 
+    @property
+    def base_name(self) -> str:
+        """The bare file name (a sidecar's ``name`` is ``_sidecars/<base name>``)."""
+        return self.name.rsplit("/", 1)[-1]
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "name": self.name,

@@ -23,13 +23,12 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
 
 from reference_impl.spark.jobs import job_group
-from reference_impl.storage import Storage
+from reference_impl.storage import Location, Storage
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -42,7 +41,7 @@ class StagedFile:
     """A file in staging and the Spark partition that wrote it."""
 
     partition: int
-    path: Path
+    path: Location
 
 
 @dataclass(frozen=True)
@@ -65,12 +64,12 @@ class ActionCounts:
 class StagingArea:
     """A hidden directory under ``_delta_log`` that is removed when the writer is done."""
 
-    def __init__(self, storage: Storage, log_dir: Path) -> None:
+    def __init__(self, storage: Storage, log_dir: Location) -> None:
         self.storage = storage
         self.root = log_dir / f".delta-ckpt-staging-{uuid.uuid4()}"
         self._count = 0
 
-    def new_dir(self, label: str) -> Path:
+    def new_dir(self, label: str) -> Location:
         self._count += 1
         slug = re.sub(r"[^A-Za-z0-9]+", "-", label).strip("-")
         return self.root / f"{self._count:02d}-{slug}"
@@ -82,7 +81,7 @@ class StagingArea:
 def stage(
     df: DataFrame,
     storage: Storage,
-    directory: Path,
+    directory: Location,
     *,
     fmt: str,
     compression: str,
@@ -97,16 +96,16 @@ def stage(
     writer = df.write.mode("errorifexists").option("maxRecordsPerFile", 0)
     with job_group(df.sparkSession.sparkContext, directory.name):
         if fmt == "parquet":
-            writer.option("compression", compression).parquet(storage.uri(directory))
+            writer.option("compression", compression).parquet(directory.spark_uri())
         else:
             writer.option("compression", "none").option("ignoreNullFields", "true").json(
-                storage.uri(directory)
+                directory.spark_uri()
             )
     staged = _list_parts(storage, directory)
     seen = {s.partition for s in staged}
     if fill_empty and len(seen) < num_partitions:
         template = _empty_file(
-            df, storage, directory.with_name(directory.name + "-empty"), fmt=fmt, compression=compression
+            df, storage, directory.parent / (directory.name + "-empty"), fmt=fmt, compression=compression
         )
         for partition in range(num_partitions):
             if partition not in seen:
@@ -116,7 +115,7 @@ def stage(
     return sorted(staged, key=lambda s: s.partition)
 
 
-def _list_parts(storage: Storage, directory: Path) -> list[StagedFile]:
+def _list_parts(storage: Storage, directory: Location) -> list[StagedFile]:
     out = []
     for info in storage.list_dir(directory):
         match = _PART_RE.match(info.name)
@@ -125,15 +124,17 @@ def _list_parts(storage: Storage, directory: Path) -> list[StagedFile]:
     return out
 
 
-def _empty_file(df: DataFrame, storage: Storage, directory: Path, *, fmt: str, compression: str) -> Path:
+def _empty_file(
+    df: DataFrame, storage: Storage, directory: Location, *, fmt: str, compression: str
+) -> Location:
     """Spark writes one schema-only file for an empty DataFrame; use it as the empty part."""
     empty = df.limit(0).coalesce(1)
     writer = empty.write.mode("errorifexists")
     with job_group(df.sparkSession.sparkContext, directory.name):
         if fmt == "parquet":
-            writer.option("compression", compression).parquet(storage.uri(directory))
+            writer.option("compression", compression).parquet(directory.spark_uri())
         else:
-            writer.json(storage.uri(directory))
+            writer.json(directory.spark_uri())
     files = _list_parts(storage, directory)
     if not files:
         # Spark 4 writes no file for an empty JSON output; an empty file is a valid empty JSON-lines file.

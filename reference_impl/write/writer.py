@@ -32,8 +32,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
-from pathlib import Path
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
@@ -55,14 +56,17 @@ from reference_impl.log.naming import (
     SIDECAR_DIR,
     classic_checkpoint_name,
     commit_name,
+    parse_log_file_name,
     part_checkpoint_name,
     sidecar_name,
     uuid_checkpoint_name,
 )
-from reference_impl.read.snapshot import Snapshot, read_snapshot, require_table
+from reference_impl.log.table import Table, open_table
+from reference_impl.read.snapshot import Snapshot, read_snapshot
 from reference_impl.spark.columns import as_nullable, nullable_df
 from reference_impl.spark.schemas import ACTION_STRUCTS
-from reference_impl.storage import storage_for
+from reference_impl.spark.session import session_source
+from reference_impl.storage import Location, SessionSource
 from reference_impl.write.hint import last_checkpoint_document, schema_json, write_hint
 from reference_impl.write.options import CheckpointOptions, CheckpointPlan, resolve_plan
 from reference_impl.write.publish import Publisher
@@ -77,7 +81,7 @@ from reference_impl.write.rows import (
     state_rows,
 )
 from reference_impl.write.staging import ActionCounts, StagedFile, StagingArea, read_back_counts, stage
-from spec.vocabulary import CheckpointNaming, CheckpointSpec, TopLevelFormat
+from spec.vocabulary import CheckpointNaming, CheckpointSpec, LogFileKind, TopLevelFormat
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -136,7 +140,7 @@ class _Writer:
     def _read_back(self, staged: list[StagedFile], fmt: str, schema: T.StructType) -> dict[str, ActionCounts]:
         if not staged:
             return {}
-        uris = [self.storage.uri(s.path) for s in staged]
+        uris = [s.path.spark_uri() for s in staged]
         reader = self.spark.read.schema(schema)
         df = reader.parquet(*uris) if fmt == "parquet" else reader.json(uris)
         counts = read_back_counts(df)
@@ -186,7 +190,9 @@ class _Writer:
                 token = self.options.uuid_factory()
                 name = f"{SIDECAR_DIR}/{sidecar_name(self.version, item.partition + 1, num, token)}"
                 written.append(
-                    self.publisher.publish(item.path, name, FileRole.SIDECAR, counts[item.path.name])
+                    self.publisher.publish(
+                        item.path, name, FileRole.SIDECAR, counts[item.path.name], unique_name=True
+                    )
                 )
                 self.hooks.reached(PublicationPoint.SIDECAR_PUBLISHED, index)
         self.hooks.reached(PublicationPoint.SIDECARS_PUBLISHED)
@@ -219,7 +225,7 @@ class _Writer:
         sidecar_actions = [
             {
                 "sidecar": {
-                    "path": Path(s.name).name,
+                    "path": s.base_name,
                     "sizeInBytes": s.size_in_bytes,
                     "modificationTime": s.modification_time,
                 }
@@ -281,7 +287,11 @@ class _Writer:
         )
         with self.progress.phase("publish top-level file"):
             written = self.publisher.publish(
-                staged[0].path, name, FileRole.TOP_LEVEL, counts[staged[0].path.name]
+                staged[0].path,
+                name,
+                FileRole.TOP_LEVEL,
+                counts[staged[0].path.name],
+                unique_name=parse_log_file_name(name).kind is LogFileKind.CHECKPOINT_UUID,
             )
         return written, (df.schema if fmt is TopLevelFormat.PARQUET else None)
 
@@ -293,20 +303,29 @@ def _with_rule(exc: CheckpointError, rule: str) -> CheckpointError:
     return exc
 
 
-def require_checkpointable_table(table: str | Path) -> Path:
-    """The table root; ``TABLE_NOT_FOUND`` (rule CKPT-READ-009) when it has no ``_delta_log``."""
+def require_checkpointable_table(
+    table: str | os.PathLike[str] | Location | Table,
+    storage_options: Mapping[str, str] | None = None,
+    *,
+    session: SessionSource | None = None,
+) -> Table:
+    """The table; ``TABLE_NOT_FOUND`` (rule CKPT-READ-009) when it has no ``_delta_log``."""
     try:
-        return require_table(table)
+        return open_table(table, storage_options, session=session)
     except TableNotFound as exc:
         raise _with_rule(exc, "CKPT-READ-009") from None
 
 
-def _check_preconditions(table: str | Path, version: int | None) -> Path:
-    """Step 1: the table exists, its log is writable, the version's commit is there."""
-    root = require_checkpointable_table(table)
-    storage = storage_for(table)
-    log_dir = root / "_delta_log"
-    if not (storage.guarantees.atomic_create and storage.can_write(log_dir)):
+def _check_preconditions(table: Table, version: int | None) -> None:
+    """Step 1: the store can publish safely, the log is writable, the version's commit is there."""
+    storage, log_dir = table.storage, table.log_dir
+    if not storage.guarantees.atomic_create:
+        raise StorageError(
+            "this store cannot create a file only if it is absent, so no checkpoint can be published safely",
+            path=str(log_dir),
+            rule="CKPT-WRITE-006",
+        )
+    if not storage.can_write(log_dir):
         raise StorageError(
             "the _delta_log directory is not writable, so no checkpoint can be published there",
             path=str(log_dir),
@@ -318,14 +337,13 @@ def _check_preconditions(table: str | Path, version: int | None) -> Path:
             path=str(log_dir / commit_name(version)),
             rule="CKPT-WRITE-001",
         )
-    return root
 
 
-def _replay(spark: SparkSession, root: Path, version: int | None, options: CheckpointOptions) -> Snapshot:
+def _replay(spark: SparkSession, table: Table, version: int | None, options: CheckpointOptions) -> Snapshot:
     """Step 2: the state of the version, with the rule a failure breaks."""
     with options.progress.phase("replay the log"):
         try:
-            snap = read_snapshot(spark, root, version=version, now_ms=options.now_ms)
+            snap = read_snapshot(spark, table, version=version, now_ms=options.now_ms)
         except TableNotFound as exc:  # a _delta_log without any commit or checkpoint
             raise _with_rule(exc, "CKPT-READ-009") from None
         except UnsupportedReaderFeature as exc:
@@ -343,21 +361,25 @@ def _replay(spark: SparkSession, root: Path, version: int | None, options: Check
 
 
 def write_checkpoint(
-    table: str | Path,
+    table: str | os.PathLike[str] | Location | Table,
     version: int | None = None,
     options: CheckpointOptions | None = None,
     *,
     spark: SparkSession | None = None,
+    storage_options: Mapping[str, str] | None = None,
 ) -> CheckpointResult:
-    """Write a checkpoint of ``version`` (default: latest) of ``table``. See the module docs."""
+    """Write a checkpoint of ``version`` (default: latest) of ``table``. See the module docs.
+
+    ``table`` is a local path or a URI (``hdfs://``, ``s3://``, …); ``storage_options`` configure
+    its store, named as deltalake names them (:mod:`reference_impl.storage.options`).
+    """
     options = options or CheckpointOptions()
     started = time.perf_counter()
-    root = _check_preconditions(table, version)
-    if spark is None:
-        from reference_impl.spark.session import get_spark
-
-        spark = get_spark()
-    snap = _replay(spark, root, version, options)
+    session = session_source(spark)
+    opened = require_checkpointable_table(table, storage_options, session=session)
+    _check_preconditions(opened, version)
+    spark = session()
+    snap = _replay(spark, opened, version, options)
     plan = resolve_plan(options, snap)
     writer = _Writer(spark, snap, plan, options)
     state: CheckpointRows | None = None
@@ -382,7 +404,7 @@ def write_checkpoint(
             state.rows.unpersist()
     options.progress.timings["total"] = round(time.perf_counter() - started, 3)
     return CheckpointResult(
-        table=str(root),
+        table=str(opened.root),
         version=snap.version,
         spec=plan.spec,
         naming=plan.naming,

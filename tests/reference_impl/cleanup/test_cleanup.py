@@ -29,7 +29,7 @@ from reference_impl.errors import VersionNotFound
 from reference_impl.log.naming import SIDECAR_DIR, classic_checkpoint_name, commit_name, crc_name
 from reference_impl.log.table_properties import MS_PER_DAY
 from reference_impl.read.snapshot import read_snapshot
-from reference_impl.storage.local import LocalStorage
+from reference_impl.storage import Location
 from tests.reference_impl.cleanup.conftest import CleanupTables
 from tests.reference_impl.cleanup.helpers import top_level_actions
 from tests.support.listings import log_files, snapshot_files
@@ -276,7 +276,7 @@ def _reference_by_uri(base: Base, version: int) -> list[str]:
     """Make checkpoint ``version`` name its sidecars by absolute ``file:`` URI (file times kept)."""
     top = base.log_dir / base.checkpoints[version]
     times = top.stat()
-    uris = rewrite_sidecar_paths(top, lambda name: LocalStorage().uri(base.log_dir / SIDECAR_DIR / name))
+    uris = rewrite_sidecar_paths(top, lambda name: Location.parse(base.log_dir / SIDECAR_DIR / name).uri)
     os.utime(top, ns=(times.st_atime_ns, times.st_mtime_ns))
     return uris
 

@@ -33,7 +33,7 @@ from reference_impl.log.naming import (
     part_checkpoint_name,
 )
 from reference_impl.log.table_properties import MS_PER_DAY
-from reference_impl.storage import FileInfo
+from reference_impl.storage import FileInfo, Location
 from reference_impl.storage.local import LocalStorage
 
 DAY = MS_PER_DAY
@@ -64,8 +64,8 @@ def _log(tmp_path: Path, versions: int, checkpoints: dict[int, list[str]] | None
 
 
 def _plan(log_dir: Path, now: int, retention_days: int, hint: int | None = None):  # type: ignore[no-untyped-def]
-    listing = list_log(STORAGE, log_dir)
-    files = STORAGE.list_dir(log_dir)
+    listing = list_log(STORAGE, Location.parse(log_dir))
+    files = STORAGE.list_dir(Location.parse(log_dir))
     cutoff = log_cutoff(now, retention_days * DAY)
     times = commit_timestamps(listing.commits, stop_after_ms=cutoff)
     dirs = [e.name for e in os.scandir(log_dir) if e.is_dir()]
@@ -321,6 +321,6 @@ def test_in_commit_timestamps_come_from_the_first_action(tmp_path: Path) -> None
     good, bad = tmp_path / "good.json", tmp_path / "bad.json"
     good.write_text('{"commitInfo":{"inCommitTimestamp":1234,"timestamp":99}}\n{"add":{"path":"a"}}\n')
     bad.write_text('{"add":{"path":"a"}}\n')
-    assert read_in_commit_timestamp(STORAGE, good) == 1234
+    assert read_in_commit_timestamp(STORAGE, Location.parse(good)) == 1234
     with pytest.raises(LogCorrupt):
-        read_in_commit_timestamp(STORAGE, bad)
+        read_in_commit_timestamp(STORAGE, Location.parse(bad))

@@ -18,6 +18,7 @@ from reference_impl.log.last_checkpoint import LastCheckpoint, LastCheckpointV2,
 from reference_impl.log.listing import LogListing, list_log
 from reference_impl.log.naming import classic_checkpoint_name, commit_name, part_checkpoint_name
 from reference_impl.log.segment import HintState, LogSegment, segments_newest_first
+from reference_impl.storage import Location
 from reference_impl.storage.local import LocalStorage
 from spec.vocabulary import LogFileKind
 
@@ -52,14 +53,14 @@ def write_hint(log_dir: Path, hint: LastCheckpoint | str) -> None:
 
 
 def first_segment(log_dir: Path, version: int | None = None) -> LogSegment:
-    listing = list_log(STORAGE, log_dir)
-    hint, why = read_last_checkpoint(STORAGE, log_dir)
+    listing = list_log(STORAGE, Location.parse(log_dir))
+    hint, why = read_last_checkpoint(STORAGE, Location.parse(log_dir))
     return next(segments_newest_first(listing, hint, hint_error=why, version=version))
 
 
 def all_segments(log_dir: Path, version: int | None = None) -> list[LogSegment]:
-    listing = list_log(STORAGE, log_dir)
-    hint, why = read_last_checkpoint(STORAGE, log_dir)
+    listing = list_log(STORAGE, Location.parse(log_dir))
+    hint, why = read_last_checkpoint(STORAGE, Location.parse(log_dir))
     return list(segments_newest_first(listing, hint, hint_error=why, version=version))
 
 
@@ -142,7 +143,7 @@ def test_incomplete_multipart_is_ignored(tmp_path: Path) -> None:
     """
     parts = [part_checkpoint_name(6, 1, 3), part_checkpoint_name(6, 3, 3)]
     log_dir = make_log(tmp_path, [*commits(3, 7), classic_checkpoint_name(3), *parts])
-    listing = list_log(STORAGE, log_dir)
+    listing = list_log(STORAGE, Location.parse(log_dir))
     assert listing.incomplete == tuple(sorted(parts))
     segment = first_segment(log_dir)
     assert chosen_name(segment) == classic_checkpoint_name(3)
@@ -188,7 +189,7 @@ def test_zero_byte_checkpoint_is_ignored(tmp_path: Path) -> None:
         [*commits(2, 9), classic_checkpoint_name(2), part_checkpoint_name(8, 1, 2)],
         empty=[classic_checkpoint_name(6), uuid_name(7), part_checkpoint_name(8, 2, 2)],
     )
-    listing = list_log(STORAGE, log_dir)
+    listing = list_log(STORAGE, Location.parse(log_dir))
     assert [c.version for c in listing.checkpoints] == [2]
     assert {classic_checkpoint_name(6), uuid_name(7), part_checkpoint_name(8, 2, 2)} <= set(listing.ignored)
     assert chosen_name(first_segment(log_dir)) == classic_checkpoint_name(2)
@@ -211,7 +212,7 @@ def test_hidden_and_foreign_files_are_ignored(tmp_path: Path) -> None:
         "README",
     ]
     log_dir = make_log(tmp_path, [*commits(0, 9), classic_checkpoint_name(5), *noise])
-    listing = list_log(STORAGE, log_dir)
+    listing = list_log(STORAGE, Location.parse(log_dir))
     assert [c.version for c in listing.checkpoints] == [5]
     assert sorted(listing.commits) == list(range(10))
     assert set(noise) <= set(listing.ignored)
@@ -405,7 +406,7 @@ def test_listing_shape(tmp_path: Path) -> None:
     """``list_log`` classifies commits, crc files, checkpoints and ``_last_checkpoint``."""
     log_dir = make_log(tmp_path, [*commits(0, 2), "00000000000000000002.crc", classic_checkpoint_name(2)])
     write_hint(log_dir, hint_for(2))
-    listing: LogListing = list_log(STORAGE, log_dir)
+    listing: LogListing = list_log(STORAGE, Location.parse(log_dir))
     assert sorted(listing.commits) == [0, 1, 2]
     assert sorted(listing.crcs) == [2]
     assert [c.name for c in listing.checkpoints] == [classic_checkpoint_name(2)]

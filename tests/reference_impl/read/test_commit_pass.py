@@ -24,7 +24,7 @@ from reference_impl.log.naming import DELTA_LOG, commit_name
 from reference_impl.read.commits import non_file_rows
 from reference_impl.read.snapshot import read_snapshot
 from reference_impl.spark.schemas import COMMIT_SCHEMA
-from reference_impl.storage import storage_for
+from reference_impl.storage import Location, storage_for
 from spec.table_state import drop_nulls
 
 REPLAYED = ("protocol", "metaData", "txn", "domainMetadata")
@@ -88,8 +88,10 @@ def _spark_json_source(spark: SparkSession, log: Path) -> list[tuple[int, dict[s
 def test_driver_pass_equals_spark_json_source(spark: SparkSession, tmp_path: Path) -> None:
     """Every replayed non-file action Spark's JSON source finds, in the same order, with the same values."""
     log = _write_log(tmp_path / "t", [_base_commit(), ODD_LINES])
-    listing = list_log(storage_for(tmp_path / "t"), log)
-    ours = non_file_rows(spark, storage_for(tmp_path / "t"), log, list(listing.commits.items()))
+    listing = list_log(storage_for(tmp_path / "t"), Location.parse(log))
+    ours = non_file_rows(
+        spark, storage_for(tmp_path / "t"), Location.parse(log), list(listing.commits.items())
+    )
     expected = _spark_json_source(spark, log)
     assert ours == expected, f"{log}: driver pass {ours} != JSON source {expected}"
     kinds = [next(iter(action)) for _, action in ours]

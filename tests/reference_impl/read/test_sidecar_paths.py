@@ -24,7 +24,7 @@ from conformance.tables.real_writers import BuiltTable
 from reference_impl.errors import CheckpointError
 from reference_impl.log.naming import SIDECAR_DIR
 from reference_impl.read.snapshot import read_snapshot
-from reference_impl.storage.local import LocalStorage
+from reference_impl.storage import Location
 from tests.reference_impl.read.helpers import log_dir, prune_commits_before
 
 CopyOf = Callable[[str], tuple[BuiltTable, Path]]
@@ -47,7 +47,7 @@ def _checkpoint_only(copy_of: CopyOf) -> tuple[BuiltTable, Path, Path]:
 
 def _point_sidecars(top: Path, where: Callable[[str], Path]) -> list[str]:
     """Replace each sidecar path in ``top`` by the absolute ``file:`` URI of ``where(bare name)``."""
-    uris = rewrite_sidecar_paths(top, lambda name: LocalStorage().uri(where(name)))
+    uris = rewrite_sidecar_paths(top, lambda name: Location.parse(where(name)).uri)
     assert len(uris) >= 2, f"{top}: expected at least 2 sidecar actions, rewrote {uris}"
     return uris
 

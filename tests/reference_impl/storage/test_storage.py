@@ -1,6 +1,6 @@
-"""Storage: the factory chooses by URI scheme; the local storage keeps its guarantees (no Spark).
+"""Storage: locations, the factory chooses by URI scheme, the local storage keeps its guarantees (no Spark).
 
-Spec: ``spec/checkpoints.md`` §17.3 Atomicity (``CKPT-WRITE-006``).
+Spec: ``spec/checkpoints.md`` §17.3 Atomicity (``CKPT-WRITE-006``), §19.4 Stores.
 """
 
 from __future__ import annotations
@@ -9,45 +9,71 @@ from pathlib import Path
 
 import pytest
 
-from reference_impl.errors import StorageError
-from reference_impl.storage import FileInfo, storage_for
-from reference_impl.storage.factory import scheme_of
+from reference_impl.errors import InvalidOption, StorageError
+from reference_impl.storage import FileInfo, Location, storage_for
 from reference_impl.storage.local import LocalStorage
 
 
 @pytest.mark.parametrize(
-    ("location", "scheme"),
+    ("given", "uri", "spark_uri"),
     [
-        ("/data/t", ""),
-        ("relative/t", ""),
-        ("file:/data/t", "file"),
-        ("file:///data/t", "file"),
-        ("s3://b/t", "s3"),
+        ("file:///data/t", "file:///data/t", "file:///data/t"),
+        ("file:/data/t/", "file:///data/t", "file:///data/t"),
+        ("file://localhost/data/a%20b", "file:///data/a b", "file:///data/a b"),
+        ("hdfs://NameNode:8020/data/t/", "hdfs://namenode:8020/data/t", "hdfs://namenode:8020/data/t"),
+        ("s3://bucket/data/t", "s3://bucket/data/t", "s3a://bucket/data/t"),
+        ("S3://bucket", "s3://bucket/", "s3a://bucket/"),
     ],
 )
-def test_scheme_of(location: str, scheme: str) -> None:
-    assert scheme_of(location) == scheme
+def test_location_normalises_uris(given: str, uri: str, spark_uri: str) -> None:
+    """One spelling per location: scheme and host lower-case, decoded path, no trailing ``/``; S3 is s3a for Spark."""
+    location = Location.parse(given)
+    assert (location.uri, location.spark_uri()) == (uri, spark_uri), f"{given!r} parsed as {location}"
+
+
+def test_local_paths_become_absolute_file_locations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A relative path, an absolute path, a ``Path`` and a ``file:`` URI name the same location; ``str`` is the path."""
+    monkeypatch.chdir(tmp_path)
+    expected = Location("file", "", str(tmp_path / "t"))
+    for given in ("t", str(tmp_path / "t"), tmp_path / "t", (tmp_path / "t").as_uri()):
+        assert Location.parse(given) == expected, f"{given!r}"
+    assert str(expected) == str(tmp_path / "t")
+
+
+def test_location_joins_and_names() -> None:
+    """``/`` joins relative names (never out of the location); ``name`` and ``parent`` as for paths."""
+    log = Location.parse("s3://b/t") / "_delta_log"
+    sidecar = log / "_sidecars/x.parquet"
+    assert (sidecar.uri, sidecar.name, sidecar.parent.name, sidecar.key) == (
+        "s3://b/t/_delta_log/_sidecars/x.parquet",
+        "x.parquet",
+        "_sidecars",
+        "t/_delta_log/_sidecars/x.parquet",
+    )
+    with pytest.raises(ValueError, match="leaves"):
+        _ = log / "../../elsewhere"
 
 
 def test_local_paths_and_file_uris_get_the_local_storage(tmp_path: Path) -> None:
-    """Plain paths and ``file:`` URIs resolve to the same local path."""
+    """Plain paths and ``file:`` URIs are served by the local storage."""
     for location in (str(tmp_path), tmp_path.as_uri()):
-        storage = storage_for(location)
-        assert isinstance(storage, LocalStorage)
-        assert storage.resolve(location) == tmp_path
+        assert isinstance(storage_for(location), LocalStorage)
     assert storage_for(str(tmp_path)).guarantees.atomic_create
 
 
 def test_unknown_scheme_names_the_supported_ones() -> None:
     """An unsupported scheme is a STORAGE_ERROR that lists what is supported."""
     with pytest.raises(StorageError) as info:
-        storage_for("hdfs://namenode/t")
+        storage_for("foo://namenode/t")
     assert info.value.code == "STORAGE_ERROR"
-    assert (
-        "'hdfs'" in info.value.message
-        and "local paths" in info.value.message
-        and "file:" in info.value.message
-    )
+    message = info.value.message
+    assert "'foo'" in message and "local paths" in message and "file://" in message, message
+
+
+def test_storage_options_do_not_apply_to_local_paths(tmp_path: Path) -> None:
+    """A storage option given for a local table is an INVALID_OPTION naming it (a typo never goes unnoticed)."""
+    with pytest.raises(InvalidOption, match="AWS_REGION"):
+        storage_for(tmp_path, {"AWS_REGION": "eu-west-1"})
 
 
 @pytest.mark.requirement("CKPT-WRITE-006")
@@ -60,25 +86,28 @@ def test_write_new_never_replaces(tmp_path: Path) -> None:
     """
     storage = LocalStorage()
     target = tmp_path / "00000000000000000001.checkpoint.parquet"
-    info = storage.write_new(target, b"first")
+    info = storage.write_new(Location.parse(target), b"first")
     assert info == FileInfo(target.name, 5, info.mtime_ms)
     with pytest.raises(FileExistsError):
-        storage.write_new(target, b"second")
+        storage.write_new(Location.parse(target), b"second")
     assert target.read_bytes() == b"first"
-    assert [f.name for f in storage.list_dir(tmp_path)] == [target.name], "no temp file is left behind"
+    assert [f.name for f in storage.list_dir(Location.parse(tmp_path))] == [target.name], (
+        "no temp file is left"
+    )
 
 
 def test_replace_list_stat_delete(tmp_path: Path) -> None:
     """The other operations: atomic replace, listing with sizes, stat, delete, directories."""
     storage = LocalStorage()
-    hint = tmp_path / "_last_checkpoint"
+    root = Location.parse(tmp_path)
+    hint = root / "_last_checkpoint"
     storage.write_replace(hint, b"{}")
     storage.write_replace(hint, b'{"version":1}')
-    assert hint.read_bytes() == b'{"version":1}'
-    storage.mkdirs(tmp_path / "_sidecars")
-    assert storage.list_subdirs(tmp_path) == ["_sidecars"]
-    assert [(f.name, f.size) for f in storage.list_dir(tmp_path)] == [("_last_checkpoint", 13)]
+    assert (tmp_path / "_last_checkpoint").read_bytes() == b'{"version":1}'
+    storage.mkdirs(root / "_sidecars")
+    assert storage.list_subdirs(root) == ["_sidecars"]
+    assert [(f.name, f.size) for f in storage.list_dir(root)] == [("_last_checkpoint", 13)]
     storage.set_mtime(hint, 1_000)
     assert storage.stat(hint) == FileInfo("_last_checkpoint", 13, 1_000)
     assert storage.delete(hint) is True and storage.delete(hint) is False
-    assert storage.stat(hint) is None and storage.list_dir(tmp_path / "missing") == []
+    assert storage.stat(hint) is None and storage.list_dir(root / "missing") == []
