@@ -28,6 +28,8 @@ from conformance.plugin import unavailable
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from tests.support.servers.seaweed import S3Server
+
 # Tests run Spark locally with one retry per task, so task-retry behaviour can be tested in-process.
 os.environ.setdefault("DELTA_CKPT_SPARK_MASTER", "local[2,2]")
 # Test tables are tiny: compiling whole-stage code costs more than it saves (with C1-only JIT, which
@@ -77,3 +79,20 @@ def deltalake() -> ModuleType:
         unavailable("deltalake", str(exc))
         raise
     return module
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    """One SeaweedFS S3 server per test process (``tests/support/servers/seaweed.py``); a failure under CI=true."""
+    from tests.support.servers.seaweed import seaweed_s3
+
+    try:
+        server = seaweed_s3(tmp_path_factory.mktemp("s3"))
+        started = server.__enter__()
+    except (OSError, RuntimeError, TimeoutError) as exc:
+        unavailable("the SeaweedFS S3 server", f"{type(exc).__name__}: {exc}")
+        raise
+    try:
+        yield started
+    finally:
+        server.__exit__(None, None, None)

@@ -166,7 +166,7 @@ from reference_impl.log.table import Table, open_table
 from reference_impl.progress import Progress, silent
 from reference_impl.read.snapshot import Snapshot, read_snapshot
 from reference_impl.spark.session import session_source
-from reference_impl.storage import FileInfo, Location, Storage
+from reference_impl.storage import FileInfo, Location, SessionSource, Storage
 from spec.table_state import TableState
 from spec.vocabulary import LogFileKind
 
@@ -435,7 +435,7 @@ def cleanup(
     sidecar_retention_ms: int | None = None,
     dry_run: bool = False,
     verify_all_versions: bool = False,
-    spark: SparkSession | None = None,
+    spark: SparkSession | SessionSource | None = None,
     progress: Progress | None = None,
     hooks: Hooks = NO_HOOKS,
     storage_options: Mapping[str, str] | None = None,
@@ -497,7 +497,7 @@ def _start(
     table: str | os.PathLike[str] | Location | Table,
     storage_options: Mapping[str, str] | None,
     now_ms: int | None,
-    spark: SparkSession | None,
+    spark: SparkSession | SessionSource | None,
     progress: Progress | None,
     retention_ms: int | None,
     sidecar_retention_ms: int | None,

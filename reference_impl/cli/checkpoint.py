@@ -129,8 +129,8 @@ def run(args: argparse.Namespace) -> int:
         hooks=args.hooks,
         progress=Progress(enabled=not (args.quiet or args.json)),
     )
-    spark = spark_from_args(args)
-    result = write_checkpoint(table, args.version, options, spark=spark)
+    # Spark starts only after the store's checks passed (a read-only location fails without a JVM).
+    result = write_checkpoint(table, args.version, options, spark=lambda: spark_from_args(args))
     if args.json:
         emit_json(result.to_json())
     else:

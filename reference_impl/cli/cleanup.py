@@ -173,7 +173,6 @@ def run(args: argparse.Namespace) -> int:
         else parse_interval_ms(args.sidecar_retention, key="--sidecar-retention")
     )
     now = None if args.now is None else parse_now(args.now)
-    spark = spark_from_args(args)
     result = cleanup(
         table,
         retention_ms=retention,
@@ -181,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
         sidecar_retention_ms=sidecar,
         dry_run=args.dry_run,
         verify_all_versions=args.verify_all_versions,
-        spark=spark,
+        spark=lambda: spark_from_args(args),
         progress=Progress(enabled=not (args.quiet or args.json)),
         hooks=args.hooks,
     )

@@ -124,9 +124,11 @@ def use_storage(spark: SparkSession, storage: Storage) -> None:
         spark.conf.set(key, value)
 
 
-def session_source(spark: SparkSession | None) -> SessionSource:
-    """``spark`` as a session source, or :func:`get_spark` (started on first use) when there is none."""
+def session_source(spark: SparkSession | SessionSource | None) -> SessionSource:
+    """``spark`` as a session source: a session, a source (called on first use), or :func:`get_spark` when none."""
     if spark is None:
         return get_spark
+    if callable(spark):
+        return spark
     session = spark
     return lambda: session

@@ -3,6 +3,7 @@
 | scheme | storage |
 |---|---|
 | none (a local path), ``file:`` | :class:`~reference_impl.storage.local.LocalStorage` |
+| ``s3:`` | :class:`~reference_impl.storage.object_store.ObjectStoreStorage` (obstore; Spark reaches it as ``s3a:``) |
 
 Any other scheme is a ``STORAGE_ERROR`` naming the supported ones, before anything is read.
 """
@@ -35,8 +36,14 @@ def _local(location: Location, options: Mapping[str, str], session: SessionSourc
     return LocalStorage()
 
 
+def _object_store(location: Location, options: Mapping[str, str], session: SessionSource | None) -> Storage:
+    from reference_impl.storage.object_store import ObjectStoreStorage
+
+    return ObjectStoreStorage(location, options)
+
+
 #: URI scheme -> the storage for it.
-STORAGES: dict[str, StorageFactory] = {"file": _local}
+STORAGES: dict[str, StorageFactory] = {"file": _local, "s3": _object_store}
 
 
 def supported_schemes() -> str:

@@ -365,7 +365,7 @@ def write_checkpoint(
     version: int | None = None,
     options: CheckpointOptions | None = None,
     *,
-    spark: SparkSession | None = None,
+    spark: SparkSession | SessionSource | None = None,
     storage_options: Mapping[str, str] | None = None,
 ) -> CheckpointResult:
     """Write a checkpoint of ``version`` (default: latest) of ``table``. See the module docs.

@@ -1,0 +1,101 @@
+"""Child processes of the test servers: free loopback ports, readiness, and stopping a whole process group.
+
+Every server runs in a session of its own (``start_new_session=True``), so stopping it signals its
+process group and nothing it forked (JVM children, executors) is left behind. Nothing here ever
+signals a process by name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterable
+from typing import IO
+
+LOOPBACK = "127.0.0.1"
+
+
+def free_port() -> int:
+    """A loopback port that was free a moment ago (for servers that cannot pick their own)."""
+    with socket.socket() as sock:
+        sock.bind((LOOPBACK, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def free_ports(names: Iterable[str]) -> dict[str, int]:
+    """One free port per name, all different (the sockets are held until every port is chosen)."""
+    socks, out = [], {}
+    try:
+        for name in names:
+            sock = socket.socket()
+            sock.bind((LOOPBACK, 0))
+            socks.append(sock)
+            out[name] = int(sock.getsockname()[1])
+    finally:
+        for sock in socks:
+            sock.close()
+    return out
+
+
+def wait_until(
+    ready: Callable[[], bool], deadline: float, proc: subprocess.Popen[bytes] | None, what: str
+) -> None:
+    """Call ``ready()`` until it returns true; fail when ``proc`` exits or ``deadline`` passes."""
+    last: BaseException | None = None
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with status {proc.returncode} before it was ready")
+        try:
+            if ready():
+                return
+        except Exception as exc:  # not ready yet
+            last = exc
+        time.sleep(0.1)
+    raise TimeoutError(f"{what} was not ready in time ({last})")
+
+
+def first_line(stream: IO[bytes], prefix: str, deadline: float) -> str:
+    """The first line of ``stream`` that starts with ``prefix`` (a server's ready signal)."""
+    found: list[str] = []
+
+    def read() -> None:
+        for raw in stream:
+            line = raw.decode("utf-8", "replace").strip()
+            if line.startswith(prefix):
+                found.append(line)
+                return
+        found.append("")
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(max(0.0, deadline - time.monotonic()))
+    if not found or not found[0]:
+        raise RuntimeError(f"no line starting with {prefix!r} before the deadline or end of output")
+    return found[0]
+
+
+def stop_group(
+    proc: subprocess.Popen[bytes], *, close_stdin_first: bool = False, grace_s: float = 10.0
+) -> None:
+    """Stop a server and its process group: close its stdin (and wait) if it stops on EOF, then
+    SIGTERM the group and wait, then SIGKILL whatever is left of the group."""
+    with contextlib.suppress(OSError):
+        if proc.stdin is not None:
+            proc.stdin.close()
+    if close_stdin_first:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=grace_s)
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=grace_s)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)  # children the leader left behind
+    proc.wait()

