@@ -321,7 +321,7 @@ def read_snapshot(
     without the files it plans to delete, to prove the plan changes no state.
     """
     opened = open_table(table, storage_options, session=lambda: spark)
-    use_storage(spark, opened.storage)
+    use_storage(spark, opened.storage, opened.root)
     storage, log_dir = opened.storage, opened.log_dir
     if listing is None:
         listing = list_log(storage, log_dir)

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reference_impl.errors import InvalidOption
-from reference_impl.storage import SessionSource, Storage
+from reference_impl.storage import Location, SessionSource, Storage
+from reference_impl.storage.connectors import require_spark_connector
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -114,14 +115,16 @@ def get_spark(settings: SparkSettings | None = None) -> SparkSession:
     return spark
 
 
-def use_storage(spark: SparkSession, storage: Storage) -> None:
-    """Give Spark the Hadoop configuration it needs to reach ``storage`` (e.g. S3A from the storage options).
+def use_storage(spark: SparkSession, storage: Storage, location: Location) -> None:
+    """Give Spark the Hadoop configuration it needs to reach ``storage`` (e.g. S3A from the storage options),
+    and check that Spark has a file system for ``location`` at all (a ``STORAGE_ERROR`` before any job).
 
     Set in the session's SQL configuration, which Spark copies into the Hadoop configuration of every
     job (so executors get it) and of the driver's file-system calls.
     """
     for key, value in storage.spark_conf().items():
         spark.conf.set(key, value)
+    require_spark_connector(spark, location)
 
 
 def session_source(spark: SparkSession | SessionSource | None) -> SessionSource:

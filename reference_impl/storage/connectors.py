@@ -1,0 +1,46 @@
+"""Whether Spark can reach a table's store: a Hadoop file system for the location's Spark scheme.
+
+Spec: ``spec/checkpoints.md`` §17.3 Atomicity (nothing is written before the writer knows it can
+finish). Executors read and write checkpoint files through Hadoop's ``FileSystem`` for
+:meth:`~reference_impl.storage.location.Location.spark_uri` (``s3://`` is ``s3a://`` there). When
+no file system is registered for that scheme (``hadoop-aws`` and the AWS SDK are not on Spark's
+classpath, for example), this says so in one ``STORAGE_ERROR`` before any Spark job runs, instead
+of a Java stack trace from inside a job.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from reference_impl.errors import StorageError
+from reference_impl.storage.location import Location
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+#: What puts a Hadoop file system for a scheme on Spark's classpath.
+CONNECTOR_HINTS: dict[str, str] = {
+    "s3a": "hadoop-aws (the Hadoop version pyspark ships) and the AWS SDK v2 jars it needs, e.g. with "
+    "--conf spark.jars=... or --conf spark.jars.packages=org.apache.hadoop:hadoop-aws:<version>",
+    "abfss": "hadoop-azure",
+    "gs": "the Google Cloud Storage connector (gcs-connector)",
+}
+
+
+def require_spark_connector(spark: SparkSession, location: Location) -> None:
+    """A ``STORAGE_ERROR`` naming ``location`` unless Spark has a Hadoop file system for its scheme."""
+    scheme = location.spark_uri().split("://", 1)[0]
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    try:
+        jvm.org.apache.hadoop.fs.FileSystem.getFileSystemClass(scheme, conf)
+    except Exception as exc:  # py4j's error for Hadoop's UnsupportedFileSystemException
+        if "UnsupportedFileSystemException" not in str(exc) and "ClassNotFound" not in str(exc):
+            raise
+        hint = CONNECTOR_HINTS.get(scheme, f"the Hadoop connector for {scheme}://")
+        raise StorageError(
+            f"Spark has no Hadoop file system for {scheme}://, so its executors cannot reach this table; "
+            f"put {hint} on Spark's classpath",
+            path=str(location),
+        ) from None
