@@ -43,7 +43,7 @@ def test_benchmark_smoke(deltalake: ModuleType, tmp_path: Path) -> None:
     ]
     proc = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True, timeout=900, check=False)
     assert proc.returncode == 0, f"{cmd} exited {proc.returncode}: {proc.stderr[-2000:]}"
-    rows = json.loads((tmp_path / "results.json").read_text())
+    rows = json.loads((tmp_path / "results.json").read_text())["runs"]
     failed = [(r["contender"], r["error"]) for r in rows if not r["ok"]]
     assert not failed, f"{tmp_path / 'results.json'}: failed runs {failed}"
     assert sorted(r["contender"] for r in rows) == ["deltalake", "ours-v2", "pyarrow-floor"], rows
