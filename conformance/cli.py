@@ -48,7 +48,7 @@ def _say(message: str, quiet: bool) -> None:
 
 
 _EPILOG = """examples:
-  delta-ckpt conformance run                                   # bundled: reference, delta-spark, deltalake, deltalake-cmd
+  delta-ckpt conformance run                                   # bundled: reference, delta-spark, deltalake, deltalake-cmd, kernel-java
   delta-ckpt conformance run --impl reference --impl deltalake
   delta-ckpt conformance run --impl-cmd mine="./my-harness --stdio"   # your implementation, any language
   delta-ckpt conformance run --impl-cmd mine="./my-harness" --expectations mine.yaml --fail-on should
@@ -92,7 +92,10 @@ def register_conformance(sub: Any) -> None:
     run.add_argument("--report", type=Path, default=Path("reports/conformance"), help="output directory")
     run.add_argument("--fixtures", type=Path, default=None, help="golden tables (default: fixtures/)")
     run.add_argument(
-        "--shapes", default="all", help="source shapes for writer/cross tests: all | quick | A,B"
+        "--shapes",
+        default="all",
+        help="source shapes for writer/cross tests: all | quick | A,B (the many-files shape has 10,000 "
+        "live files but no data files: only readers that do not open data files can read it)",
     )
     run.add_argument(
         "--expectations",
