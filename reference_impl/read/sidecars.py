@@ -41,7 +41,8 @@ def resolve_sidecar(storage: Storage, log_dir: Location, action: dict[str, Any])
     accepted (CKPT-SIDE-013; delta-spark resolves it too; ``s3a://`` names the same file as
     ``s3://``); any other URI, and a relative path with a directory, is
     :class:`SidecarPathInvalid` (CKPT-SIDE-014). The decoded name is tried first, then the literal
-    name (delta-spark does not decode).
+    name (delta-spark does not decode); a name that decodes to a path (``..%2Fx``) is taken literally,
+    so resolution never leaves ``_sidecars/``.
     """
     raw = action.get("path")
     sidecars = log_dir / SIDECAR_DIR
@@ -65,10 +66,18 @@ def resolve_sidecar(storage: Storage, log_dir: Location, action: dict[str, Any])
             path=str(sidecars),
             rule="CKPT-SIDE-014",
         )
-    decoded = sidecars / unquote(raw)
     literal = sidecars / raw
+    name = unquote(raw)
+    # Decoding made a path (``%2F``, ``%2E%2E``): only the literal name is a file directly in ``_sidecars/``.
+    if not _is_bare_name(name):
+        return ResolvedSidecar(action, literal)
+    decoded = sidecars / name
     chosen = decoded if storage.stat(decoded) is not None or storage.stat(literal) is None else literal
     return ResolvedSidecar(action, chosen)
+
+
+def _is_bare_name(name: str) -> bool:
+    return bool(name) and name not in (".", "..") and "/" not in name and "\\" not in name
 
 
 def _is_uri(raw: str) -> bool:

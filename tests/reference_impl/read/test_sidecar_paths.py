@@ -23,8 +23,10 @@ from conformance.tables.mutations import delete_checkpoints_before, rewrite_side
 from conformance.tables.real_writers import BuiltTable
 from reference_impl.errors import CheckpointError
 from reference_impl.log.naming import SIDECAR_DIR
+from reference_impl.read.sidecars import resolve_sidecar
 from reference_impl.read.snapshot import read_snapshot
 from reference_impl.storage import Location
+from reference_impl.storage.local import LocalStorage
 from tests.reference_impl.read.helpers import log_dir, prune_commits_before
 
 CopyOf = Callable[[str], tuple[BuiltTable, Path]]
@@ -105,3 +107,28 @@ def test_absolute_uri_outside_own_sidecars_dir_is_invalid(
     assert info.value.code == "SIDECAR_PATH_INVALID", f"{top} with {uris}: {info.value}"
     assert info.value.path == str(log_dir(table) / SIDECAR_DIR), str(info.value)
     assert uris[0] in str(info.value), str(info.value)
+
+
+@pytest.mark.requirement("CKPT-SIDE-014")
+@pytest.mark.parametrize(
+    "raw", ["..%2F..%2Fsecret.parquet", "%2E%2E", "a%2Fb.parquet", "a%5Cb.parquet", "%2E"]
+)
+def test_encoded_separators_never_leave_the_sidecars_dir(raw: str, tmp_path: Path) -> None:
+    """A bare name that percent-decodes to a path (traversal, a sub-directory, a backslash, a dot segment) is
+    resolved as the literal file name directly inside ``_delta_log/_sidecars/``, as delta-spark (which
+    never decodes) resolves it — never outside that directory, whatever exists there.
+
+    Spec: CKPT-SIDE-014
+    "A reader SHOULD treat a checkpoint as invalid, with error code `SIDECAR_PATH_INVALID`, when one of
+    its sidecar paths neither is a bare file name nor resolves to a file directly inside the table's
+    own `_delta_log/_sidecars/` directory."
+    """
+    log = tmp_path / "table" / "_delta_log"
+    (log / SIDECAR_DIR / "a").mkdir(parents=True)
+    (log / SIDECAR_DIR / "a" / "b.parquet").write_bytes(b"decoy")
+    (tmp_path / "secret.parquet").write_bytes(b"outside the table")
+    resolved = resolve_sidecar(LocalStorage(), Location.parse(str(log)), {"path": raw})
+    expected = Location.parse(str(log / SIDECAR_DIR)) / raw
+    assert resolved.path == expected, (
+        f"{log}: sidecar path {raw!r} resolved to {resolved.path}, not {expected}"
+    )
