@@ -164,6 +164,7 @@ from reference_impl.log.listing import LogListing, classify
 from reference_impl.log.naming import SIDECAR_DIR
 from reference_impl.log.table import Table, open_table
 from reference_impl.progress import Progress, silent
+from reference_impl.read.sidecars import sidecars_dir_is_own
 from reference_impl.read.snapshot import Snapshot, read_snapshot
 from reference_impl.spark.session import session_source
 from reference_impl.storage import FileInfo, Location, SessionSource, Storage
@@ -217,7 +218,10 @@ class _Table:
         return _Log(
             files,
             self.storage.list_subdirs(self.log_dir),
-            self.storage.list_dir(self.log_dir / SIDECAR_DIR),
+            # _sidecars/ as a symbolic link out of _delta_log/ is never listed, so never collected (CKPT-CLEAN-024).
+            self.storage.list_dir(self.log_dir / SIDECAR_DIR)
+            if sidecars_dir_is_own(self.storage, self.log_dir)
+            else [],
             classify(self.log_dir, files),
         )
 

@@ -1,11 +1,13 @@
 """Sidecars: the one interpretation of ``sidecar.path``, and reading a checkpoint's sidecar references.
 
 Spec: ``spec/checkpoints.md`` §12 Sidecar files and §19.1 Sidecar paths (``CKPT-SIDE-013``,
-``CKPT-SIDE-014``), divergence D14 (encoding of ``sidecar.path``).
+``CKPT-SIDE-014``, ``CKPT-SIDE-016``, ``CKPT-SIDE-017``), divergences D14 (encoding of ``sidecar.path``)
+and D22 (symbolic links).
 
 | function | used by | what it does |
 |---|---|---|
 | :func:`resolve_sidecar` | the reader, the cleaner's invariants | the file a ``sidecar`` action names, or ``SIDECAR_PATH_INVALID`` |
+| :func:`sidecars_dir_is_own` | the cleaner | whether ``_sidecars/`` may be listed and collected at all (not a link out of ``_delta_log/``) |
 | :func:`reference_names` | the cleaner | every bare name a ``sidecar.path`` may denote, so no sidecar a remaining checkpoint might mean is deleted |
 | :func:`read_sidecar_actions` | the cleaner | the ``sidecar`` actions of one top-level file, read on the driver without Spark |
 """
@@ -42,7 +44,10 @@ def resolve_sidecar(storage: Storage, log_dir: Location, action: dict[str, Any])
     ``s3://``); any other URI, and a relative path with a directory, is
     :class:`SidecarPathInvalid` (CKPT-SIDE-014). The decoded name is tried first, then the literal
     name (delta-spark does not decode); a name that decodes to a path (``..%2Fx``) is taken literally,
-    so resolution never leaves ``_sidecars/``.
+    so resolution never leaves ``_sidecars/`` (``CKPT-SIDE-016``). A name with a NUL byte or of more
+    than 255 bytes names no file anywhere, and a resolution that symbolic links carry out of this
+    table's ``_delta_log/_sidecars/`` (a link as the sidecar, ``_sidecars`` itself a link) is refused
+    (``CKPT-SIDE-017``): both are :class:`SidecarPathInvalid`.
     """
     raw = action.get("path")
     sidecars = log_dir / SIDECAR_DIR
@@ -59,21 +64,66 @@ def resolve_sidecar(storage: Storage, log_dir: Location, action: dict[str, Any])
                 path=str(sidecars),
                 rule="CKPT-SIDE-014",
             )
-        return ResolvedSidecar(action, sidecars / target.name)
+        return _contained(storage, log_dir, ResolvedSidecar(action, sidecars / target.name))
     if "/" in raw or "\\" in raw:
         raise SidecarPathInvalid(
             f"sidecar path {raw!r} is not a bare file name",
             path=str(sidecars),
             rule="CKPT-SIDE-014",
         )
-    literal = sidecars / raw
     name = unquote(raw)
+    for candidate in (raw, name):
+        if (
+            raw in (".", "..")
+            or "\x00" in candidate
+            or len(candidate.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES
+        ):
+            raise SidecarPathInvalid(
+                f"sidecar path {raw!r} cannot name a file in {SIDECAR_DIR}/ (a dot segment, a NUL byte, "
+                f"or more than {MAX_NAME_BYTES} bytes)",
+                path=str(sidecars),
+                rule="CKPT-SIDE-016",
+            )
+    literal = sidecars / raw
     # Decoding made a path (``%2F``, ``%2E%2E``): only the literal name is a file directly in ``_sidecars/``.
     if not _is_bare_name(name):
-        return ResolvedSidecar(action, literal)
+        return _contained(storage, log_dir, ResolvedSidecar(action, literal))
     decoded = sidecars / name
-    chosen = decoded if storage.stat(decoded) is not None or storage.stat(literal) is None else literal
-    return ResolvedSidecar(action, chosen)
+    chosen = decoded if _exists(storage, decoded) or not _exists(storage, literal) else literal
+    return _contained(storage, log_dir, ResolvedSidecar(action, chosen))
+
+
+#: The longest file name local file systems and object-store key segments take (bytes).
+MAX_NAME_BYTES = 255
+
+
+def _exists(storage: Storage, location: Location) -> bool:
+    return storage.stat(location) is not None or storage.real(location) != location
+
+
+def sidecars_dir_is_own(storage: Storage, log_dir: Location) -> bool:
+    """Whether ``_delta_log/_sidecars`` really is this table's (no symbolic link carries it elsewhere)."""
+    return storage.real(log_dir / SIDECAR_DIR) == storage.real(log_dir) / SIDECAR_DIR
+
+
+def _contained(storage: Storage, log_dir: Location, resolved: ResolvedSidecar) -> ResolvedSidecar:
+    """Refuse a resolution that symbolic links carry out of this table's ``_delta_log/_sidecars/``."""
+    home = storage.real(log_dir) / SIDECAR_DIR
+    if not sidecars_dir_is_own(storage, log_dir):
+        raise SidecarPathInvalid(
+            f"{SIDECAR_DIR}/ is a symbolic link to {storage.real(resolved.path.parent)}, "
+            "outside this table's _delta_log/",
+            path=str(resolved.path),
+            rule="CKPT-SIDE-017",
+        )
+    real = storage.real(resolved.path)
+    if real.parent != home:
+        raise SidecarPathInvalid(
+            f"the sidecar is a symbolic link to {real}, outside this table's {SIDECAR_DIR}/",
+            path=str(resolved.path),
+            rule="CKPT-SIDE-017",
+        )
+    return resolved
 
 
 def _is_bare_name(name: str) -> bool:

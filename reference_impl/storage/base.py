@@ -70,7 +70,11 @@ class Storage(Protocol):
         ...
 
     def list_dir(self, directory: Location) -> list[FileInfo]:
-        """Files (not directories) directly in ``directory``, sorted by name; ``[]`` if it is missing."""
+        """Files (not directories) directly in ``directory``, sorted by name; ``[]`` if it is missing.
+
+        A symbolic link is listed only when its target is directly in ``directory`` too
+        (``CKPT-READ-025``): no caller ever reads or deletes a file elsewhere through a listing.
+        """
         ...
 
     def list_subdirs(self, directory: Location) -> list[str]:
@@ -78,7 +82,12 @@ class Storage(Protocol):
         ...
 
     def stat(self, location: Location) -> FileInfo | None:
-        """The file at ``location``, or ``None`` when there is none."""
+        """The file at ``location``, or ``None`` when there is none (a directory, or a symbolic link whose
+        target is not directly in ``location``'s own directory, is no file there: ``CKPT-READ-025``)."""
+        ...
+
+    def real(self, location: Location) -> Location:
+        """Where ``location`` really is: symbolic links resolved (itself on a store without links)."""
         ...
 
     def is_dir(self, location: Location) -> bool:

@@ -8,6 +8,7 @@ Spec: ``spec/checkpoints.md`` §17.3 Atomicity (``CKPT-WRITE-006``) and §18 Met
 | :meth:`LocalStorage.publish_new` | hard link of a complete file to its final name (create-if-absent), then the directory is synced |
 | :meth:`LocalStorage.write_replace` | temp file + fsync + atomic rename over the target (``_last_checkpoint``) |
 | :meth:`LocalStorage.list_dir` | one listing with sizes and modification times in milliseconds |
+| :meth:`LocalStorage.stat`, :meth:`LocalStorage.list_dir` | a symbolic link whose target is not directly in the link's own directory, and a directory, are no file there (``CKPT-READ-025``) |
 
 Locations are ``file:`` :class:`~reference_impl.storage.location.Location`\\ s. A local table on a
 cluster must be on a file system every executor mounts at the same path.
@@ -32,6 +33,13 @@ def temp_name(final_name: str, token: uuid.UUID) -> str:
     return f".{final_name}.{token}.tmp"
 
 
+def _escapes(path: Path) -> bool:
+    """Whether ``path`` is a symbolic link whose target is not directly in ``path``'s own directory."""
+    if not path.is_symlink():
+        return False
+    return os.path.dirname(os.path.realpath(path)) != os.path.realpath(path.parent)
+
+
 def _path(location: Location) -> Path:
     if not location.is_local:
         raise StorageError("not a local location", path=str(location))
@@ -50,7 +58,7 @@ class LocalStorage:
         out: list[FileInfo] = []
         for entry in self._scan(directory):
             try:
-                if not entry.is_file(follow_symlinks=True):
+                if not entry.is_file(follow_symlinks=True) or _escapes(Path(entry.path)):
                     continue
                 st = entry.stat()
             except FileNotFoundError:  # deleted between scandir and stat
@@ -71,11 +79,19 @@ class LocalStorage:
             raise StorageError(f"cannot list directory: {exc.strerror}", path=str(directory)) from exc
 
     def stat(self, location: Location) -> FileInfo | None:
+        path = _path(location)
         try:
-            st = _path(location).stat()
+            if not path.is_file() or _escapes(path):
+                return None
+            st = path.stat()
         except FileNotFoundError:
             return None
+        except (OSError, ValueError) as exc:  # a name too long, a NUL byte, a component that is a file
+            raise StorageError(f"cannot read the metadata: {exc}", path=str(location)) from exc
         return FileInfo(location.name, st.st_size, st.st_mtime_ns // 1_000_000)
+
+    def real(self, location: Location) -> Location:
+        return Location("file", "", os.path.realpath(_path(location)))
 
     def is_dir(self, location: Location) -> bool:
         return _path(location).is_dir()

@@ -149,6 +149,9 @@ class ObjectStoreStorage:
                 return None
         return FileInfo(location.name, int(meta["size"]), _ms(meta["last_modified"]))
 
+    def real(self, location: Location) -> Location:
+        return location  # an object store has no symbolic links
+
     def is_dir(self, location: Location) -> bool:
         import obstore
 

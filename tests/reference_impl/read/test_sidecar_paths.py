@@ -132,3 +132,63 @@ def test_encoded_separators_never_leave_the_sidecars_dir(raw: str, tmp_path: Pat
     assert resolved.path == expected, (
         f"{log}: sidecar path {raw!r} resolved to {resolved.path}, not {expected}"
     )
+
+
+@pytest.mark.requirement("CKPT-SIDE-016")
+@pytest.mark.parametrize(
+    "raw",
+    [".", "..", "a\x00b.parquet", "a%00b.parquet", "x" * 256 + ".parquet", "%78" * 100 + ".parquet"],
+    ids=["dot", "dot-dot", "nul", "encoded-nul", "256-bytes", "300-bytes-encoded"],
+)
+def test_names_no_file_system_holds_are_invalid(raw: str, tmp_path: Path) -> None:
+    """A dot segment, a NUL byte (raw or ``%00``) and a name longer than 255 bytes (raw or decoded) name no file in
+    ``_sidecars/``: ``SIDECAR_PATH_INVALID`` with the rule, never an OS error.
+
+    Spec: CKPT-SIDE-016
+    "A reader MUST NOT take actions from any file but one directly inside the table's own
+    `_delta_log/_sidecars/` for a `sidecar.path` without a scheme, whatever the path holds before or after
+    percent-decoding (…); when no such file exists it MUST fail with `SIDECAR_MISSING` or `SIDECAR_PATH_INVALID`."
+    """
+    log = tmp_path / "table" / "_delta_log"
+    (log / SIDECAR_DIR).mkdir(parents=True)
+    with pytest.raises(CheckpointError) as info:
+        resolve_sidecar(LocalStorage(), Location.parse(log), {"path": raw})
+    assert (info.value.code, info.value.rule) == ("SIDECAR_PATH_INVALID", "CKPT-SIDE-016"), (
+        f"{raw!r}: {info.value}"
+    )
+
+
+@pytest.mark.requirement("CKPT-SIDE-017")
+@pytest.mark.parametrize("link", ["sidecar", "sidecars-dir", "same-dir"])
+def test_symbolic_links_do_not_carry_a_sidecar_out_of_the_table(link: str, tmp_path: Path) -> None:
+    """A sidecar that is a link to a file outside ``_sidecars/``, and ``_sidecars`` itself a link to a directory
+    outside ``_delta_log/``, are ``SIDECAR_PATH_INVALID``; a link to another file in ``_sidecars/`` resolves.
+
+    Spec: CKPT-SIDE-017
+    "a reader SHOULD treat a sidecar that is a symbolic link to a file outside the table's own
+    `_delta_log/_sidecars/`, or any sidecar when `_delta_log/_sidecars` itself is a symbolic link leading out
+    of `_delta_log/`, as `SIDECAR_PATH_INVALID`"
+    """
+    log = tmp_path / "table" / "_delta_log"
+    log.mkdir(parents=True)
+    other = tmp_path / "other" / "_delta_log" / SIDECAR_DIR
+    other.mkdir(parents=True)
+    (other / "s.parquet").write_bytes(b"another table's sidecar")
+    if link == "sidecars-dir":
+        (log / SIDECAR_DIR).symlink_to(other, target_is_directory=True)
+    else:
+        (log / SIDECAR_DIR).mkdir()
+        (log / SIDECAR_DIR / "own.parquet").write_bytes(b"own")
+        target = other / "s.parquet" if link == "sidecar" else log / SIDECAR_DIR / "own.parquet"
+        (log / SIDECAR_DIR / "s.parquet").symlink_to(target)
+    where = Location.parse(log)
+    if link == "same-dir":
+        resolved = resolve_sidecar(LocalStorage(), where, {"path": "s.parquet"})
+        assert resolved.path == where / SIDECAR_DIR / "s.parquet", f"{log}: resolved to {resolved.path}"
+        return
+    with pytest.raises(CheckpointError) as info:
+        resolve_sidecar(LocalStorage(), where, {"path": "s.parquet"})
+    assert (info.value.code, info.value.rule) == ("SIDECAR_PATH_INVALID", "CKPT-SIDE-017"), (
+        f"{link}: {info.value}"
+    )
+    assert (other / "s.parquet").read_bytes() == b"another table's sidecar"

@@ -111,3 +111,37 @@ def test_replace_list_stat_delete(tmp_path: Path) -> None:
     assert storage.stat(hint) == FileInfo("_last_checkpoint", 13, 1_000)
     assert storage.delete(hint) is True and storage.delete(hint) is False
     assert storage.stat(hint) is None and storage.list_dir(root / "missing") == []
+
+
+@pytest.mark.requirement("CKPT-READ-025")
+def test_links_leading_out_of_the_directory_and_directories_are_no_files(tmp_path: Path) -> None:
+    """A symbolic link whose target is outside the listed directory, a dangling link and a directory named like a
+    checkpoint are neither listed nor stat-ed as files; a link to a file in the same directory is.
+
+    Spec: CKPT-READ-025
+    "A reader SHOULD treat a name in `_delta_log/` that is a directory, or a symbolic link whose target is
+    not directly inside `_delta_log/`, as absent"
+    """
+    log = tmp_path / "table" / "_delta_log"
+    log.mkdir(parents=True)
+    outside = tmp_path / "outside.json"
+    outside.write_text('{"decoy": true}\n')
+    (log / "00000000000000000000.json").write_text("{}\n")
+    (log / "00000000000000000001.json").symlink_to(outside)
+    (log / "00000000000000000002.json").symlink_to(log / "00000000000000000000.json")
+    (log / "00000000000000000003.json").symlink_to(tmp_path / "missing.json")
+    (log / "00000000000000000004.checkpoint.parquet").mkdir()
+    storage, where = LocalStorage(), Location.parse(log)
+    listed = [f.name for f in storage.list_dir(where)]
+    assert listed == ["00000000000000000000.json", "00000000000000000002.json"], f"{log}: listed {listed}"
+    for name in (
+        "00000000000000000001.json",
+        "00000000000000000003.json",
+        "00000000000000000004.checkpoint.parquet",
+    ):
+        assert storage.stat(where / name) is None, f"{log / name}: stat {storage.stat(where / name)}"
+    assert storage.stat(where / "00000000000000000002.json") is not None, (
+        f"{log}: same-directory link not stat-ed"
+    )
+    assert storage.real(where / "00000000000000000001.json") == Location.parse(outside)
+    assert outside.read_text() == '{"decoy": true}\n', f"{outside} changed"
