@@ -16,10 +16,11 @@ Packages and modules, in pipeline order (the way delta-kernel-rs documents its m
 | :mod:`~reference_impl.read` | the reader: one checkpoint, sidecars, snapshot replay and reconciliation |
 | :mod:`~reference_impl.write` | the writer: options, rows, staging, publication, ``_last_checkpoint`` |
 | :mod:`~reference_impl.cleanup` | the cleaner: plan, invariants, compatibility checkpoint, deletion |
+| :mod:`~reference_impl.validate` | ``delta-ckpt validate``: every checkpoint and ``_last_checkpoint`` of a table checked against the spec's rules, read-only |
 | :mod:`~reference_impl.cli` | ``delta-ckpt``: the root parser and the implementation's commands |
 
 Layering (``tests/test_boundaries.py``): ``storage`` ← ``log`` ← ``read`` ← ``write`` ←
-``cleanup`` ← ``cli``; ``spark`` is used by ``read``, ``write`` and ``cleanup``; ``storage`` and
+``cleanup`` ← ``validate`` ← ``cli``; ``spark`` is used by ``read``, ``write`` and ``cleanup``; ``storage`` and
 ``log`` never import ``spark``, ``read``, ``write``, ``cleanup`` or ``cli``.
 """
 

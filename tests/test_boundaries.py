@@ -9,7 +9,7 @@
 | anything but ``fixtures/generator`` and ``tests`` | ``fixtures.generator`` |
 
 and the layers inside ``reference_impl``: ``storage`` ← ``log`` ← ``spark`` ← ``read`` ← ``write`` ←
-``cleanup`` ← ``cli`` (a layer imports only lower ones; ``storage`` and ``log`` never import ``spark``,
+``cleanup`` ← ``validate`` ← ``cli`` (a layer imports only lower ones; ``storage`` and ``log`` never import ``spark``,
 ``read``, ``write``, ``cleanup`` or ``cli``); the top-level modules (``errors``, ``progress``, ``hooks``)
 import no layer.
 
@@ -30,7 +30,7 @@ import pytest
 from tests.support import REPO_ROOT
 
 #: Layers of reference_impl, lowest first; the top-level modules are below every layer.
-LAYERS: tuple[str, ...] = ("storage", "log", "spark", "read", "write", "cleanup", "cli")
+LAYERS: tuple[str, ...] = ("storage", "log", "spark", "read", "write", "cleanup", "validate", "cli")
 SPEC_FORBIDDEN = (
     "pyspark",
     "py4j",

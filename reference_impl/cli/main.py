@@ -2,7 +2,7 @@
 
 The root parser lives here; the subcommands come from the entry-point group
 ``delta_ckpt.commands`` (``pyproject.toml``): the reference implementation's own (``snapshot``,
-``checkpoint``, ``cleanup``, ``env``), the conformance suite's (``conformance``, ``spec``, ``demo``,
+``checkpoint``, ``cleanup``, ``validate``, ``env``), the conformance suite's (``conformance``, ``spec``, ``demo``,
 and ``env --resolve-jars``) and the fixture generator's (``fixtures``). Each entry point is a
 ``register(subparsers)`` function; the parser it adds sets ``func`` to a callable taking the parsed
 namespace and returning an exit status. So ``reference_impl`` never imports the suite or the
@@ -31,7 +31,7 @@ from spec.error_codes import ErrorCode
 
 ENTRY_POINT_GROUP = "delta_ckpt.commands"
 #: The implementation's own commands, listed first and in this order; other groups follow by name.
-OWN_COMMANDS: tuple[str, ...] = ("snapshot", "checkpoint", "cleanup", "env")
+OWN_COMMANDS: tuple[str, ...] = ("snapshot", "checkpoint", "cleanup", "validate", "env")
 
 Handler = Callable[[argparse.Namespace], int]
 

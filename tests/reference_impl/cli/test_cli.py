@@ -12,11 +12,12 @@ from reference_impl import __version__
 from reference_impl.cli.main import build_parser, main
 from spec.vocabulary import TopLevelFormat
 
-COMMANDS = ("snapshot", "checkpoint", "cleanup", "env", "conformance", "demo", "fixtures", "spec")
+COMMANDS = ("snapshot", "checkpoint", "cleanup", "validate", "env", "conformance", "demo", "fixtures", "spec")
 #: Commands whose help carries examples (their epilog).
 EXAMPLES = {
     "checkpoint": "delta-ckpt checkpoint /data/t",
     "cleanup": "delta-ckpt cleanup /data/t --dry-run",
+    "validate": "delta-ckpt validate /data/t",
     "conformance run": "delta-ckpt conformance run --impl reference",
 }
 
@@ -32,7 +33,7 @@ def test_every_command_group_is_registered() -> None:
     """The root parser has the implementation's commands first, then the suite's and the generator's."""
     parser = build_parser()
     subparsers = next(a for a in parser._actions if a.dest == "command")
-    assert list(subparsers.choices) == list(COMMANDS[:4]) + sorted(COMMANDS[4:])
+    assert list(subparsers.choices) == list(COMMANDS[:5]) + sorted(COMMANDS[5:])
 
 
 @pytest.mark.parametrize("command", ["", *COMMANDS, "conformance run", "fixtures generate", "spec coverage"])

@@ -1,0 +1,65 @@
+"""Copies of golden tables to damage one rule at a time, and the hint rewritten with a fresh checksum."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from fixtures import FIXTURES_DIR
+from reference_impl.log.last_checkpoint import checksum
+from reference_impl.validate import Report, validate_table
+
+#: Damages a copied table in place.
+Mutation = Callable[[Path], None]
+
+
+def copy_fixture(name: str, tmp_path: Path) -> Path:
+    """A private copy of the table of fixture ``name`` (valid, invalid or foreign)."""
+    source = next(p.parent for p in FIXTURES_DIR.rglob("fixture.json") if p.parent.name == name)
+    table = tmp_path / name
+    shutil.copytree(source / "table", table, symlinks=True)
+    return table
+
+
+def log(table: Path) -> Path:
+    return table / "_delta_log"
+
+
+def hint(table: Path) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads((log(table) / "_last_checkpoint").read_text(encoding="utf-8"))
+    return document
+
+
+def write_hint(table: Path, document: dict[str, Any], *, with_checksum: bool = True) -> None:
+    """Write ``document`` as ``_last_checkpoint`` (members in the given order), checksum recomputed last."""
+    body = {k: v for k, v in document.items() if k != "checksum"}
+    if with_checksum:
+        body["checksum"] = checksum(body)
+    (log(table) / "_last_checkpoint").write_text(json.dumps(body, separators=(",", ":")), encoding="utf-8")
+
+
+def edit_hint(change: Callable[[dict[str, Any]], None]) -> Mutation:
+    def mutate(table: Path) -> None:
+        document = hint(table)
+        change(document)
+        write_hint(table, document)
+
+    return mutate
+
+
+def rules(report: Report) -> dict[str, str]:
+    """rule -> level of every finding."""
+    return {f.rule: str(f.level) for f in report.findings}
+
+
+def describe(report: Report) -> str:
+    return "\n".join(
+        f"  {f.level} {f.rule} {f.file}: {f.seen} ({f.message})" for f in report.sorted_findings()
+    )
+
+
+def validate(table: Path) -> Report:
+    return validate_table(table)

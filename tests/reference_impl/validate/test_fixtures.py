@@ -1,0 +1,98 @@
+"""``delta-ckpt validate`` on every golden table of ``fixtures/`` (parametrised over the descriptors).
+
+* a valid or foreign table reports exactly the MUST rules of :data:`KNOWN_MUST_FINDINGS` — none for
+  almost all; the listed ones are reader fixtures damaged on purpose (a reader must still read
+  them, but the table breaks a writer's rule) and a recorded divergence of a real writer;
+* an invalid table reports the error code its descriptor expects (as a finding's ``code``), or,
+  for a case a reader reads without error, one of the rules its descriptor names;
+* nothing under the table changes: names, sizes and modification times of every file and
+  directory are the same before and after (read-only, on every fixture).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fixtures import FIXTURES_DIR, descriptor_paths
+from reference_impl.validate import Report, validate_table
+from tests.support.listings import listing_diff, tree_listing
+
+DESCRIPTORS = descriptor_paths()
+
+#: Valid and foreign fixtures whose table breaks MUST rules on purpose, with the rules and why.
+KNOWN_MUST_FINDINGS: dict[str, tuple[frozenset[str], str]] = {
+    "hint_ahead_of_log": (frozenset({"CKPT-LAST-002"}), "the hint names version 99"),
+    "hint_dangling": (frozenset({"CKPT-LAST-002"}), "the hint names a deleted checkpoint"),
+    "hint_empty": (frozenset({"CKPT-LAST-001"}), "a 0-byte hint"),
+    "hint_truncated": (frozenset({"CKPT-LAST-001"}), "a hint cut in the middle of its JSON"),
+    "hint_wrong_checkpoint_schema": (frozenset({"CKPT-LAST-005"}), "checkpointSchema lacks add/remove"),
+    "hint_wrong_checksum": (frozenset({"CKPT-CKSUM-001"}), "a checksum of zeros"),
+    "multipart_missing_part_falls_back": (
+        frozenset({"CKPT-NAME-002", "CKPT-LAST-002"}),
+        "part 2 of 3 deleted; the hint still names that checkpoint",
+    ),
+    "noise_zero_byte_checkpoint": (frozenset({"CKPT-WRITE-006"}), "a 0-byte checkpoint file"),
+    "kernel_java_classic": (
+        frozenset({"CKPT-LAST-003"}),
+        "Kernel records the add count as size (conformance/expectations/kernel-java.yaml)",
+    ),
+    "kernel_java_classic_on_v2": (
+        frozenset({"CKPT-LAST-003"}),
+        "Kernel records the add count as size (conformance/expectations/kernel-java.yaml)",
+    ),
+}
+
+
+def _id(path: Path) -> str:
+    return path.parent.relative_to(FIXTURES_DIR).as_posix()
+
+
+def _validate(descriptor: Path) -> tuple[dict[str, object], Report]:
+    case = json.loads(descriptor.read_text(encoding="utf-8"))
+    table = descriptor.parent / case["table"]
+    before = tree_listing(table)
+    report = validate_table(table)
+    changes = listing_diff(before, tree_listing(table))
+    assert not changes, f"validate changed {table}:\n" + "\n".join(changes)
+    return case, report
+
+
+def _must_rules(report: Report) -> set[str]:
+    return {f.rule for f in report.findings if f.level == "MUST"}
+
+
+def _describe(report: Report) -> str:
+    return "\n".join(
+        f"  {f.level} {f.rule} {f.file}: {f.seen} ({f.message})" for f in report.sorted_findings()
+    )
+
+
+def _kind(path: Path) -> str:
+    return str(json.loads(path.read_text(encoding="utf-8"))["kind"])
+
+
+@pytest.mark.parametrize("descriptor", DESCRIPTORS, ids=_id)
+def test_validate_is_read_only(descriptor: Path) -> None:
+    """No file or directory under the table is created, deleted or changed (size, mtime) by validate."""
+    _validate(descriptor)
+
+
+@pytest.mark.parametrize("descriptor", [p for p in DESCRIPTORS if _kind(p) != "invalid"], ids=_id)
+def test_valid_fixture_breaks_only_its_known_rules(descriptor: Path) -> None:
+    """A valid or foreign table reports exactly the MUST rules of KNOWN_MUST_FINDINGS (none for most)."""
+    case, report = _validate(descriptor)
+    expected = KNOWN_MUST_FINDINGS.get(str(case["name"]), (frozenset(), ""))[0]
+    assert _must_rules(report) == expected, (
+        f"{_id(descriptor)}: MUST rules {sorted(_must_rules(report))}, expected {sorted(expected)}:\n"
+        + _describe(report)
+    )
+    assert report.exit_status == (1 if expected else 0)
+
+
+def test_known_findings_name_existing_fixtures() -> None:
+    """Every entry of KNOWN_MUST_FINDINGS is a fixture that exists (a stale entry is an error)."""
+    names = {json.loads(p.read_text(encoding="utf-8"))["name"] for p in DESCRIPTORS}
+    assert set(KNOWN_MUST_FINDINGS) <= names, sorted(set(KNOWN_MUST_FINDINGS) - names)
