@@ -12,7 +12,10 @@ Modules, in the order a run uses them:
 | :mod:`~reference_impl.validate.shapes` | the field-name shape of a Spark ``StructType`` JSON and of a Parquet schema |
 | :mod:`~reference_impl.validate.names` | NAME: strict file names, no 0-byte checkpoint files |
 | :mod:`~reference_impl.validate.hint` | LAST: ``_last_checkpoint`` form, checksum, and the checkpoint it describes |
-| :mod:`~reference_impl.validate.multipart` | MULTI: every multi-part set is complete |
+| :mod:`~reference_impl.validate.content` | SCHEMA and CONTENT: each checkpoint file readable, one action per row; one protocol and metaData, V1/V2 structure, features |
+| :mod:`~reference_impl.validate.sidecars` | SIDE: each sidecar reference resolved as the reader does, present, of the recorded size, file actions only, one schema; orphans |
+| :mod:`~reference_impl.validate.multipart` | MULTI: every multi-part set is complete, with one schema |
+| :mod:`~reference_impl.validate.log` | LOG: the remaining commits have no gap and start at 0 or at a complete checkpoint |
 | :mod:`~reference_impl.validate.registry` | every check, in one table |
 | :mod:`~reference_impl.validate.runner` | :func:`~reference_impl.validate.runner.validate_table` |
 

@@ -1,7 +1,7 @@
-"""MULTI checks: every multi-part checkpoint is a complete set of parts.
+"""MULTI checks: every multi-part checkpoint is a complete set of parts with one schema.
 
 Spec: ``spec/checkpoints.md`` §9 Multi-part checkpoints (``CKPT-NAME-002``: parts ``1..p``, one
-file per number; ``CKPT-PART-006``: readers skip an incomplete set). An incomplete set is what a
+file per number; ``CKPT-PART-006``: readers skip an incomplete set; ``CKPT-PART-010``: one schema). An incomplete set is what a
 writer that died between parts, or a cleaner that deleted some parts, leaves behind.
 """
 
@@ -13,6 +13,7 @@ from itertools import groupby
 from reference_impl.log.naming import parse_log_file_name
 from reference_impl.validate.context import TableView, log_path
 from reference_impl.validate.finding import Finding
+from reference_impl.validate.shapes import arrow_shape, describe_difference
 
 
 def check_multipart_sets(view: TableView) -> Iterator[Finding]:
@@ -33,3 +34,21 @@ def check_multipart_sets(view: TableView) -> Iterator[Finding]:
             f"the {num_parts}-part checkpoint of version {version} is incomplete"
             + (f" (missing part {', '.join(map(str, missing))})" if missing else ""),
         )
+
+
+def check_part_schemas(view: TableView) -> Iterator[Finding]:
+    """The parts of each readable complete multi-part checkpoint share one Parquet schema."""
+    for instance in view.listing.checkpoints:
+        parts = view.top_level(instance)
+        if len(parts) < 2 or any(p.error for p in parts):
+            continue
+        first = parts[0]
+        for other in parts[1:]:
+            if not other.schema.equals(first.schema):
+                yield Finding(
+                    "MULTI",
+                    "CKPT-PART-010",
+                    log_path(other.name),
+                    f"schema differs from {first.name}: {describe_difference(arrow_shape(first.schema), arrow_shape(other.schema))}",
+                    "all parts of one multi-part checkpoint should share one Parquet schema",
+                )

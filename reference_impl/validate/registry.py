@@ -11,11 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from reference_impl.validate.content import check_checkpoint_content, check_checkpoint_files
 from reference_impl.validate.context import TableView
 from reference_impl.validate.finding import Area, Finding
 from reference_impl.validate.hint import check_last_checkpoint
-from reference_impl.validate.multipart import check_multipart_sets
+from reference_impl.validate.log import check_commit_run, check_reader_features
+from reference_impl.validate.multipart import check_multipart_sets, check_part_schemas
 from reference_impl.validate.names import check_names
+from reference_impl.validate.sidecars import check_orphan_sidecars, check_sidecar_references
 
 
 @dataclass(frozen=True)
@@ -29,5 +32,12 @@ class Check:
 CHECKS: tuple[Check, ...] = (
     Check("file names", "NAME", check_names),
     Check("_last_checkpoint", "LAST", check_last_checkpoint),
+    Check("checkpoint files", "SCHEMA", check_checkpoint_files),
+    Check("checkpoint content", "CONTENT", check_checkpoint_content),
+    Check("sidecar references", "SIDE", check_sidecar_references),
+    Check("orphan sidecars", "SIDE", check_orphan_sidecars),
     Check("multi-part sets", "MULTI", check_multipart_sets),
+    Check("multi-part schemas", "MULTI", check_part_schemas),
+    Check("commit run", "LOG", check_commit_run),
+    Check("reader features", "LOG", check_reader_features),
 )

@@ -63,3 +63,33 @@ def describe(report: Report) -> str:
 
 def validate(table: Path) -> Report:
     return validate_table(table)
+
+
+def top_level_json(table: Path) -> Path:
+    """The (only) UUID-named JSON top-level file of the table."""
+    return next(log(table).glob("*.checkpoint.*-*-*-*-*.json"))
+
+
+def edit_top_level(change: Callable[[list[dict[str, Any]]], None]) -> Mutation:
+    """Rewrite the UUID-named JSON top-level file after ``change`` edits its actions (in order)."""
+
+    def mutate(table: Path) -> None:
+        path = top_level_json(table)
+        actions = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        change(actions)
+        path.write_text("".join(json.dumps(a) + "\n" for a in actions), encoding="utf-8")
+
+    return mutate
+
+
+def first(actions: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    """The body of the first action of ``kind``."""
+    body: dict[str, Any] = next(a[kind] for a in actions if kind in a)
+    return body
+
+
+def rewrite_parquet(path: Path, drop: str) -> None:
+    """Write the Parquet file at ``path`` again without its top-level column ``drop``."""
+    import pyarrow.parquet as pq
+
+    pq.write_table(pq.read_table(path).drop_columns([drop]), path)

@@ -4,7 +4,7 @@
   almost all; the listed ones are reader fixtures damaged on purpose (a reader must still read
   them, but the table breaks a writer's rule) and a recorded divergence of a real writer;
 * an invalid table reports the error code its descriptor expects (as a finding's ``code``), or,
-  for a case a reader reads without error, one of the rules its descriptor names;
+  for a case a reader reads without error, one of the MUST rules its descriptor names;
 * nothing under the table changes: names, sizes and modification times of every file and
   directory are the same before and after (read-only, on every fixture).
 """
@@ -35,13 +35,33 @@ KNOWN_MUST_FINDINGS: dict[str, tuple[frozenset[str], str]] = {
         "part 2 of 3 deleted; the hint still names that checkpoint",
     ),
     "noise_zero_byte_checkpoint": (frozenset({"CKPT-WRITE-006"}), "a 0-byte checkpoint file"),
+    "fallback_corrupt_newest_checkpoint": (
+        frozenset({"CKPT-WRITE-006"}),
+        "the v4 checkpoint cut to 10 bytes",
+    ),
+    "v2_json_remove_stats_and_tags": (
+        frozenset({"CKPT-V2-005"}),
+        "remove.stats/tags added for readers (CKPT-SCHEMA-012); checkpoint_action.schema.json has neither",
+    ),
+    "v2_empty_sidecars_among_full": (
+        frozenset({"CKPT-V2-006"}),
+        "the generator appends two empty sidecars without updating tags.sidecarSizeInBytes",
+    ),
     "kernel_java_classic": (
-        frozenset({"CKPT-LAST-003"}),
-        "Kernel records the add count as size (conformance/expectations/kernel-java.yaml)",
+        frozenset({"CKPT-LAST-003", "CKPT-SCHEMA-005"}),
+        "Kernel records the add count as size and copies remove.stats (conformance/expectations/kernel-java.yaml)",
     ),
     "kernel_java_classic_on_v2": (
-        frozenset({"CKPT-LAST-003"}),
-        "Kernel records the add count as size (conformance/expectations/kernel-java.yaml)",
+        frozenset({"CKPT-LAST-003", "CKPT-SCHEMA-005"}),
+        "Kernel records the add count as size and copies remove.stats (conformance/expectations/kernel-java.yaml)",
+    ),
+    "deltalake_classic": (
+        frozenset({"CKPT-SCHEMA-005"}),
+        "deltalake copies remove.stats into checkpoints (conformance/expectations/deltalake.yaml)",
+    ),
+    "deltalake_classic_v2": (
+        frozenset({"CKPT-SCHEMA-005"}),
+        "deltalake copies remove.stats into checkpoints (conformance/expectations/deltalake.yaml)",
     ),
 }
 
@@ -90,6 +110,29 @@ def test_valid_fixture_breaks_only_its_known_rules(descriptor: Path) -> None:
         + _describe(report)
     )
     assert report.exit_status == (1 if expected else 0)
+
+
+@pytest.mark.parametrize("descriptor", [p for p in DESCRIPTORS if _kind(p) == "invalid"], ids=_id)
+def test_invalid_fixture_reports_its_error(descriptor: Path) -> None:
+    """An invalid table: a finding carries the error code the descriptor expects (or, when a reader
+    reads the table without error, a rule the descriptor names), and the exit status is 1."""
+    case, report = _validate(descriptor)
+    expectations = case["expectations"]
+    assert isinstance(expectations, list)
+    codes = {e["error"]["code"] for e in expectations if "error" in e}
+    found_codes = {str(f.code) for f in report.findings if f.code}
+    if codes:
+        assert codes & found_codes, (
+            f"{_id(descriptor)}: expected a finding with code {sorted(codes)}, found {sorted(found_codes)}:\n"
+            + _describe(report)
+        )
+    else:
+        named = set(case["requirements"])  # type: ignore[call-overload]
+        assert named & _must_rules(report), (
+            f"{_id(descriptor)}: expected one of {sorted(named)} among the MUST findings:\n"
+            + _describe(report)
+        )
+    assert report.exit_status == 1, f"{_id(descriptor)}: an invalid table must exit 1:\n" + _describe(report)
 
 
 def test_known_findings_name_existing_fixtures() -> None:
