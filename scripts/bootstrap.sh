@@ -35,4 +35,14 @@ if ! "$VENV/bin/python" -m conformance.adapters.kernel_java; then
   fi
   echo "[setup] WARNING: Kernel Java harness unavailable; kernel-java tests will be skipped" >&2
 fi
+# Build the tests' HDFS launcher (tests/support/servers/hdfs.py): hadoop-client-minicluster of the Hadoop
+# version pyspark ships, resolved into .cache/ like delta-spark's jars, and a javac-compiled MiniDFSCluster
+# main class. Outside CI a failure only warns (HDFS tests then skip, loudly); under CI=true it fails.
+if ! (cd "$ROOT" && "$VENV/bin/python" -m tests.support.servers.hdfs); then
+  if [ "${CI:-}" = "true" ]; then
+    echo "[setup] the MiniDFSCluster launcher could not be built and CI=true: failing" >&2
+    exit 1
+  fi
+  echo "[setup] WARNING: MiniDFSCluster launcher unavailable; HDFS tests will be skipped" >&2
+fi
 export VENV

@@ -28,6 +28,7 @@ from conformance.plugin import unavailable
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from tests.support.servers.hdfs import HdfsServer
     from tests.support.servers.seaweed import S3Server
 
 # Tests run Spark locally with one retry per task, so task-retry behaviour can be tested in-process.
@@ -91,6 +92,23 @@ def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
         started = server.__enter__()
     except (OSError, RuntimeError, TimeoutError) as exc:
         unavailable("the SeaweedFS S3 server", f"{type(exc).__name__}: {exc}")
+        raise
+    try:
+        yield started
+    finally:
+        server.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="session")
+def hdfs_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HdfsServer]:
+    """One MiniDFSCluster per test process (``tests/support/servers/hdfs.py``); a failure under CI=true."""
+    from tests.support.servers.hdfs import HdfsUnavailable, mini_hdfs
+
+    try:
+        server = mini_hdfs(tmp_path_factory.mktemp("hdfs"))
+        started = server.__enter__()
+    except (OSError, RuntimeError, TimeoutError, HdfsUnavailable) as exc:
+        unavailable("the HDFS MiniDFSCluster", f"{type(exc).__name__}: {exc}")
         raise
     try:
         yield started

@@ -1,7 +1,8 @@
 """Resolve delta-spark's jars from Maven Central once, cache them in the project, reuse offline.
 
 Only the oracle side (delta-spark sessions) needs these jars; the reference implementation never
-does. Resolution runs Apache Ivy — the copy bundled with pyspark — as a standalone program, so a
+does. :func:`resolve_jars` resolves any other artifact the same way (the tests' HDFS server takes
+``hadoop-client-minicluster`` with it). Resolution runs Apache Ivy — the copy bundled with pyspark — as a standalone program, so a
 failure is a clean error instead of a JVM that dies during SparkSession start-up.
 
 Cache layout (``DELTA_CKPT_CACHE``, default ``<project>/.cache`` in a source checkout, else
@@ -75,9 +76,9 @@ def _manifest(coord: tuple[str, str, str]) -> Path:
     return cache_dir() / "delta-jars" / ":".join(coord).replace(":", "_") / "jars.txt"
 
 
-def cached_delta_jars() -> list[Path] | None:
-    """The cached classpath, or ``None`` if it is missing or incomplete."""
-    manifest = _manifest(delta_coordinate())
+def cached_jars(coord: tuple[str, str, str]) -> list[Path] | None:
+    """The cached classpath of ``coord``, or ``None`` if it is missing or incomplete."""
+    manifest = _manifest(coord)
     if not manifest.is_file():
         return None
     jars = [Path(line) for line in manifest.read_text().splitlines() if line.strip()]
@@ -86,12 +87,22 @@ def cached_delta_jars() -> list[Path] | None:
     return jars
 
 
-def resolve_delta_jars(*, timeout_s: float = 900.0) -> list[Path]:
-    """Return delta-spark's classpath, downloading it from Maven Central on first use."""
-    cached = cached_delta_jars()
+def cached_delta_jars() -> list[Path] | None:
+    """The cached delta-spark classpath, or ``None`` if it is missing or incomplete."""
+    return cached_jars(delta_coordinate())
+
+
+def resolve_jars(
+    coord: tuple[str, str, str], *, transitive: bool = True, timeout_s: float = 900.0
+) -> list[Path]:
+    """The classpath ``coord`` adds to pyspark's (jars pyspark ships are left out), downloaded on first use.
+
+    ``transitive=False`` retrieves the artifact alone (Ivy's ``master`` configuration).
+    Raises :class:`DeltaJarsUnavailable` when Ivy cannot resolve it.
+    """
+    cached = cached_jars(coord)
     if cached is not None:
         return cached
-    coord = delta_coordinate()
     manifest = _manifest(coord)
     target = manifest.parent / "jars"
     ivy_jars = sorted(_pyspark_jars_dir().glob("ivy-*.jar"))
@@ -109,7 +120,7 @@ def resolve_delta_jars(*, timeout_s: float = 900.0) -> list[Path]:
         "-dependency",
         *coord,
         "-confs",
-        "default",
+        "default" if transitive else "master",
         "-m2compatible",
         "-cache",
         str(cache_dir() / "ivy"),
@@ -125,7 +136,12 @@ def resolve_delta_jars(*, timeout_s: float = 900.0) -> list[Path]:
         raise DeltaJarsUnavailable(f"resolving {':'.join(coord)} from Maven Central failed: {tail}")
     shipped = {_artifact_name(p.name) for p in _pyspark_jars_dir().glob("*.jar")}
     keep = sorted(p for p in target.glob("*.jar") if _artifact_name(p.name) not in shipped)
-    if not any(p.name.startswith(f"io.delta_{coord[1]}") for p in keep):
+    if not any(p.name.startswith(f"{coord[0]}_{coord[1]}") for p in keep):
         raise DeltaJarsUnavailable(f"Ivy finished but {coord[1]} is not among the retrieved jars in {target}")
     manifest.write_text("".join(f"{p}\n" for p in keep))
     return keep
+
+
+def resolve_delta_jars(*, timeout_s: float = 900.0) -> list[Path]:
+    """Return delta-spark's classpath, downloading it from Maven Central on first use."""
+    return resolve_jars(delta_coordinate(), timeout_s=timeout_s)

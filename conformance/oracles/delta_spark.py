@@ -29,9 +29,9 @@ def jvm_of(spark: SparkSession) -> Any:
 
 
 def location_uri(table: str | Path) -> str:
-    """The ``file:`` URI of a table given as a local path or a ``file:`` URI."""
+    """The URI of a table given as a local path or a URI (``file:``, ``hdfs://``, ``s3a://``, … kept as given)."""
     text = str(table)
-    if text.startswith("file:"):
+    if text.startswith("file:") or (not isinstance(table, Path) and "://" in text):
         return text
     return Path(text).resolve().as_uri()
 

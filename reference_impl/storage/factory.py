@@ -4,6 +4,7 @@
 |---|---|
 | none (a local path), ``file:`` | :class:`~reference_impl.storage.local.LocalStorage` |
 | ``s3:`` | :class:`~reference_impl.storage.object_store.ObjectStoreStorage` (obstore; Spark reaches it as ``s3a:``) |
+| ``hdfs:`` | :class:`~reference_impl.storage.hadoop.HadoopStorage` (Hadoop's FileSystem API in the Spark session's JVM) |
 
 Any other scheme is a ``STORAGE_ERROR`` naming the supported ones, before anything is read.
 """
@@ -42,8 +43,19 @@ def _object_store(location: Location, options: Mapping[str, str], session: Sessi
     return ObjectStoreStorage(location, options)
 
 
+def _hadoop(location: Location, options: Mapping[str, str], session: SessionSource | None) -> Storage:
+    from reference_impl.storage.hadoop import HadoopStorage
+
+    if session is None:
+        raise StorageError(
+            f"a {location.scheme}:// table is reached through Spark's JVM, and no Spark session was given",
+            path=location.uri,
+        )
+    return HadoopStorage(location, options, session())
+
+
 #: URI scheme -> the storage for it.
-STORAGES: dict[str, StorageFactory] = {"file": _local, "s3": _object_store}
+STORAGES: dict[str, StorageFactory] = {"file": _local, "s3": _object_store, "hdfs": _hadoop}
 
 
 def supported_schemes() -> str:

@@ -156,7 +156,7 @@ def _bad_input_cases(s3_server: S3Server, table: Location) -> dict[str, tuple[st
     options = s3_server.storage_options()
     no_keys = {k: v for k, v in options.items() if k not in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")}
     return {
-        "unknown-scheme": ("foo://somewhere/t", {}, "supported: local paths, file://, s3://"),
+        "unknown-scheme": ("foo://somewhere/t", {}, "supported: local paths, file://, s3://, hdfs://"),
         "missing-credentials": (table.uri, no_keys, "no credentials for S3"),
         "wrong-secret": (table.uri, {**options, "AWS_SECRET_ACCESS_KEY": "wrong"}, "access denied"),
         "missing-bucket": (

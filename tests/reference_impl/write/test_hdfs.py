@@ -1,0 +1,258 @@
+"""Checkpoints of tables on HDFS: a real MiniDFSCluster on 127.0.0.1 (``tests/support/servers/hdfs.py``).
+
+Spec: ``spec/checkpoints.md`` §17.3 Atomicity (``CKPT-WRITE-006``), §18 Metadata cleanup, §19.4 Stores.
+
+The table is the ``rich`` shape (partitions with a null one, deletion vectors, row tracking,
+``txn``, tombstones), built by delta-spark on local disk and copied into HDFS with Hadoop's own
+copy. For every checkpoint kind our writer writes the checkpoint at ``hdfs://``, the commits before
+it are deleted, and delta-spark (its snapshot through ``HDFSLogStore``) and our reader (through
+:class:`~reference_impl.storage.hadoop.HadoopStorage`) must both report delta-spark's state from
+before and say they used exactly the files we wrote. Cleanup on HDFS must leave the same files as
+the same cleanup on a local copy. A NameNode nobody listens on is one ``STORAGE_ERROR``.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+
+from conformance.compare import assert_states_equal
+from conformance.oracles.delta_spark import delta_spark_state
+from conformance.tables.real_writers import NOW
+from reference_impl.cleanup.cleaner import cleanup
+from reference_impl.cli.main import main
+from reference_impl.log.naming import commit_name, parse_log_file_name
+from reference_impl.read.snapshot import read_snapshot
+from reference_impl.storage import Location, storage_for
+from reference_impl.storage.hadoop import HadoopStorage
+from reference_impl.write.options import CheckpointOptions
+from reference_impl.write.writer import write_checkpoint
+from tests.reference_impl.cleanup.conftest import CleanupTables
+from tests.reference_impl.write.conftest import ShapeCache
+from tests.support.listings import log_files
+from tests.support.servers.hdfs import HdfsServer
+from tests.support.servers.processes import free_port
+
+ERROR_LINE = re.compile(
+    r"^(?P<code>[A-Z_]+): (?P<message>.+?) \[file: (?P<file>[^\]]+)\]( \[rule: [^\]]+\])?$"
+)
+
+#: Every checkpoint kind, on the table variant it needs (multi-part is forbidden with v2Checkpoint).
+KINDS: dict[str, tuple[str, CheckpointOptions]] = {
+    "v1-classic": ("classic", CheckpointOptions(spec="v1")),
+    "multipart-3": ("classic", CheckpointOptions(spec="v1", parts=3)),
+    "v2-uuid-json-sidecars": (
+        "v2",
+        CheckpointOptions(spec="v2", naming="uuid", top_level_format="json", actions_per_sidecar=4),
+    ),
+    "v2-uuid-parquet-sidecars": (
+        "v2",
+        CheckpointOptions(spec="v2", naming="uuid", top_level_format="parquet", actions_per_sidecar=4),
+    ),
+    "v2-classic-sidecars": ("v2", CheckpointOptions(spec="v2", naming="classic", actions_per_sidecar=4)),
+}
+
+
+def _fs(spark: SparkSession, uri: str) -> Any:
+    """A Hadoop FileSystem of the test's own (independent of the storage under test)."""
+    jvm: Any = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    return jvm.org.apache.hadoop.fs.Path(uri).getFileSystem(conf)
+
+
+def upload(spark: SparkSession, local: Path, uri: str) -> str:
+    """Copy the local table ``local`` to ``uri`` with Hadoop's copy, keeping the log's modification times
+    (the cleaner reads them); Hadoop's hidden ``.<name>.crc`` files stay behind."""
+    jvm: Any = spark.sparkContext._jvm
+    fs = _fs(spark, uri)
+    hadoop_path = jvm.org.apache.hadoop.fs.Path
+    fs.copyFromLocalFile(False, True, hadoop_path(local.as_uri()), hadoop_path(uri))
+    for file in (local / "_delta_log").rglob("*"):
+        if file.is_file() and not file.name.startswith("."):  # not Hadoop's own .<name>.crc
+            relative = file.relative_to(local).as_posix()
+            fs.setTimes(hadoop_path(f"{uri}/{relative}"), file.stat().st_mtime_ns // 1_000_000, -1)
+    return uri
+
+
+def log_listing(spark: SparkSession, uri: str) -> list[str]:
+    """Files in ``uri``'s ``_delta_log`` and ``_delta_log/_sidecars`` (relative to ``_delta_log``), sorted."""
+    log = f"{uri}/_delta_log"
+    return sorted([*names_in(spark, log), *(f"_sidecars/{n}" for n in names_in(spark, f"{log}/_sidecars"))])
+
+
+def names_in(spark: SparkSession, uri: str) -> list[str]:
+    """Names of the files directly in ``uri`` (a directory), sorted."""
+    jvm: Any = spark.sparkContext._jvm
+    fs = _fs(spark, uri)
+    path = jvm.org.apache.hadoop.fs.Path(uri)
+    if not fs.exists(path):
+        return []
+    return sorted(str(s.getPath().getName()) for s in fs.listStatus(path) if s.isFile())
+
+
+def prune_commits_before(spark: SparkSession, table: str, version: int) -> list[str]:
+    """Delete the commits before ``version`` on HDFS (keep the one at it, spec D11); the deleted names."""
+    jvm: Any = spark.sparkContext._jvm
+    fs = _fs(spark, table)
+    gone = []
+    for name in names_in(spark, f"{table}/_delta_log"):
+        parsed = parse_log_file_name(name)
+        if name.endswith(".json") and parsed.version is not None and parsed.version < version:
+            fs.delete(jvm.org.apache.hadoop.fs.Path(f"{table}/_delta_log/{name}"), False)
+            gone.append(name)
+    assert commit_name(version) in names_in(spark, f"{table}/_delta_log"), (
+        f"{table}: commit {version} missing"
+    )
+    return gone
+
+
+@pytest.fixture(scope="module")
+def hdfs_tables(hdfs_server: HdfsServer) -> str:
+    """A directory of this module's tables on the session's HDFS."""
+    return hdfs_server.uri(f"tables-{uuid.uuid4().hex[:8]}")
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+@pytest.mark.delta_spark
+@pytest.mark.requirement("CKPT-WRITE-003", "CKPT-WRITE-006", "CKPT-CONTENT-001")
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_every_checkpoint_kind_on_hdfs_is_read_back_by_delta_spark_and_our_reader(
+    kind: str, delta_spark: SparkSession, shapes: ShapeCache, hdfs_tables: str
+) -> None:
+    """Written at ``hdfs://``, commits before it deleted: delta-spark and our reader see the state from before.
+
+    Spec: CKPT-WRITE-003
+    "Writing a checkpoint MUST NOT change the table state that a conforming reader reports for
+    any version."
+    """
+    variant, options = KINDS[kind]
+    shape = shapes.get("rich", variant)
+    before = shapes.state_before(shape)
+    table = upload(delta_spark, shape.path, f"{hdfs_tables}/{kind}")
+    result = write_checkpoint(table, options=options, spark=delta_spark)
+    assert isinstance(result.files, list) and result.version == shape.version, (
+        f"{table}: checkpoint of version {result.version}, latest is {shape.version}"
+    )
+    written = [f.name for f in result.top_level]
+    logged = names_in(delta_spark, f"{table}/_delta_log")
+    assert all(name in logged for name in written), f"{table}: wrote {written}, the log holds {logged}"
+    sidecars = names_in(delta_spark, f"{table}/_delta_log/_sidecars")
+    assert sorted(s.name.split("/")[-1] for s in result.sidecars) == sidecars, (
+        f"{table}: sidecars {result.sidecars}, _sidecars/ holds {sidecars}"
+    )
+    assert not [n for n in logged if n.startswith(".")], f"{table}: hidden files left in the log: {logged}"
+    assert prune_commits_before(delta_spark, table, result.version), f"{table}: nothing to prune"
+    theirs = delta_spark_state(delta_spark, table)
+    assert_states_equal(before, theirs, context=f"{table}: before vs delta-spark after")
+    assert theirs.source["checkpoint"]["files"] == sorted(written), (
+        f"{table}: delta-spark used {theirs.source['checkpoint']}, we wrote {written}"
+    )
+    ours = read_snapshot(delta_spark, table).table_state()
+    assert_states_equal(before, ours, context=f"{table}: before vs our reader after")
+    assert sorted(ours.source["checkpoint"]["files"]) == sorted(written), (
+        f"{table}: our reader used {ours.source['checkpoint']}, we wrote {written}"
+    )
+
+
+@pytest.fixture(scope="module")
+def cleanup_tables(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> CleanupTables:
+    """The cleanup tests' base table (built lazily by delta-spark, ``tests/reference_impl/cleanup/conftest.py``)."""
+    return CleanupTables(spark, tmp_path_factory.mktemp("cleanup-tables"))
+
+
+@pytest.mark.spark
+@pytest.mark.delta_spark
+@pytest.mark.requirement("CKPT-CLEAN-004")
+def test_cleanup_on_hdfs_equals_cleanup_on_local_disk(
+    delta_spark: SparkSession, cleanup_tables: CleanupTables, hdfs_tables: str, tmp_path: Path
+) -> None:
+    """The cleanup base (UUID-named V2 checkpoints with shared sidecars, a compatibility checkpoint to
+    write) cleaned at ``NOW`` on HDFS and on a local copy: same decisions, same files left, same state.
+
+    Spec: CKPT-CLEAN-004
+    "A cleaner that finds no complete checkpoint at or before the cutoff commit MUST NOT delete any
+    commit, checkpoint, checksum or log compaction file."
+    """
+    local = cleanup_tables.copy(tmp_path / "local")
+    remote = upload(delta_spark, local.path, f"{hdfs_tables}/cleanup")
+    before = log_listing(delta_spark, remote)
+    expected_before = sorted(log_files(local.path, hidden=False))
+    assert before == expected_before, f"{remote}: uploaded {before}, local {expected_before}"
+    results = {
+        where: cleanup(table, now_ms=NOW, spark=delta_spark)
+        for where, table in (("local", str(local.path)), ("hdfs", remote))
+    }
+    assert results["hdfs"].status == results["local"].status, (
+        f"{remote}: status {results['hdfs'].status}, local {results['local'].status}"
+    )
+    assert results["hdfs"].deleted_paths() == results["local"].deleted_paths(), (
+        f"{remote}: deleted {results['hdfs'].deleted_paths()}, local {results['local'].deleted_paths()}"
+    )
+    assert results["local"].deleted_sidecars and results["local"].compat is not None
+    assert results["hdfs"].compat == results["local"].compat, (
+        f"{remote}: compatibility checkpoint {results['hdfs'].compat}, local {results['local'].compat}"
+    )
+    left_local = sorted(log_files(local.path, hidden=False))
+    assert log_listing(delta_spark, remote) == left_local, (
+        f"{remote}: left {log_listing(delta_spark, remote)}, local left {left_local}"
+    )
+    ours_local = read_snapshot(delta_spark, local.path, now_ms=NOW).table_state()
+    ours_hdfs = read_snapshot(delta_spark, remote, now_ms=NOW).table_state()
+    assert_states_equal(
+        ours_local, ours_hdfs, context=f"{remote}: our reader, local (expected) vs HDFS after cleanup"
+    )
+    assert_states_equal(
+        ours_local,
+        delta_spark_state(delta_spark, remote, now_ms=NOW),
+        context=f"{remote}: our reader on the local copy (expected) vs delta-spark on HDFS after cleanup",
+    )
+
+
+@pytest.mark.spark
+def test_hdfs_storage_operations(spark: SparkSession, hdfs_tables: str) -> None:
+    """Create-if-absent never replaces, replace is atomic, listings carry millisecond times, deletes report."""
+    root = Location.parse(f"{hdfs_tables}/ops")
+    storage = storage_for(root, session=lambda: spark)
+    assert isinstance(storage, HadoopStorage) and storage.guarantees.partial_writes_visible
+    log = root / "_delta_log"
+    storage.write_new(log / "00000000000000000000.json", b"{}\n")
+    with pytest.raises(FileExistsError):
+        storage.write_new(log / "00000000000000000000.json", b"other")
+    assert storage.read_bytes(log / "00000000000000000000.json") == b"{}\n"
+    storage.write_replace(log / "_last_checkpoint", b"{}")
+    storage.write_replace(log / "_last_checkpoint", b'{"version":0}')
+    assert storage.read_bytes(log / "_last_checkpoint") == b'{"version":0}'
+    storage.set_mtime(log / "_last_checkpoint", 1_700_000_000_123)
+    listed = storage.list_dir(log)
+    assert [(f.name, f.size) for f in listed] == [
+        ("00000000000000000000.json", 3),
+        ("_last_checkpoint", 13),
+    ], f"{log}: {listed} (no temp file may be left)"
+    assert listed[1].mtime_ms == 1_700_000_000_123, f"{log}/_last_checkpoint: mtime {listed[1].mtime_ms}"
+    with storage.open_read(log / "_last_checkpoint") as stream:
+        stream.seek(-2, 2)
+        assert stream.read() == b"0}"
+    assert (
+        storage.delete(log / "_last_checkpoint") is True and storage.delete(log / "_last_checkpoint") is False
+    )
+    assert storage.list_dir(root / "missing") == [] and storage.stat(log / "missing") is None
+    storage.remove_tree(root)
+    assert not storage.is_dir(root)
+
+
+@pytest.mark.spark
+def test_unreachable_namenode_is_one_error(spark: SparkSession, capsys: pytest.CaptureFixture[str]) -> None:
+    """``delta-ckpt checkpoint hdfs://127.0.0.1:<closed port>/t``: exit 2, one STORAGE_ERROR naming the table."""
+    uri = f"hdfs://127.0.0.1:{free_port()}/t"
+    status = main(["checkpoint", uri])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1, f"{uri}: exit {status}, stderr {err}"
+    match = ERROR_LINE.match(err[0])
+    assert match and match["code"] == "STORAGE_ERROR", f"{uri}: {err[0]!r}"
+    assert "cannot reach the NameNode 127.0.0.1" in match["message"] and match["file"].startswith(uri), err[0]
