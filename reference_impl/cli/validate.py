@@ -19,6 +19,7 @@ exit status: 0 clean (or only SHOULD/MAY findings), 1 a MUST rule is broken, 2 b
 examples:
   delta-ckpt validate /data/t                       # a report grouped by file
   delta-ckpt validate /data/t --json | jq '.findings[] | select(.level == "MUST")'
+  delta-ckpt validate /data/t --no-state            # no Spark: names, files, sidecars, hint only
   delta-ckpt validate s3://bucket/t --storage-option AWS_REGION=eu-west-1"""
 
 
@@ -31,6 +32,11 @@ def register(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_table_argument(parser)
+    parser.add_argument(
+        "--no-state",
+        action="store_true",
+        help="skip the state check (each checkpoint against its commits): no Spark, only the driver reads files",
+    )
     add_json_flag(parser)
     parser.set_defaults(func=run)
 
@@ -53,12 +59,17 @@ def human_report(report: Report) -> str:
         f"\n{verdict}: {counts['MUST']} MUST, {counts['SHOULD']} SHOULD, {counts['MAY']} MAY finding(s); "
         f"checked {checked}"
     )
+    if report.skipped:
+        lines.append(f"skipped: {', '.join(report.skipped)}")
     return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
     report = validate_table(
-        args.table, parse_option_pairs(args.storage_options), session=lambda: spark_from_args(args)
+        args.table,
+        parse_option_pairs(args.storage_options),
+        session=lambda: spark_from_args(args),
+        state=not args.no_state,
     )
     if args.json:
         emit_json(report.to_json())

@@ -16,6 +16,7 @@ Modules, in the order a run uses them:
 | :mod:`~reference_impl.validate.sidecars` | SIDE: each sidecar reference resolved as the reader does, present, of the recorded size, file actions only, one schema; orphans |
 | :mod:`~reference_impl.validate.multipart` | MULTI: every multi-part set is complete, with one schema |
 | :mod:`~reference_impl.validate.log` | LOG: the remaining commits have no gap and start at 0 or at a complete checkpoint |
+| :mod:`~reference_impl.validate.state` | STATE: each checkpoint's state equals its commits' state (Spark; skipped without a session) |
 | :mod:`~reference_impl.validate.registry` | every check, in one table |
 | :mod:`~reference_impl.validate.runner` | :func:`~reference_impl.validate.runner.validate_table` |
 

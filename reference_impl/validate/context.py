@@ -18,7 +18,7 @@ from reference_impl.log.listing import CheckpointInstance, LogListing, classify
 from reference_impl.log.naming import LAST_CHECKPOINT, SIDECAR_DIR
 from reference_impl.log.table import Table
 from reference_impl.read.sidecars import ResolvedSidecar, resolve_sidecar
-from reference_impl.storage import FileInfo, Location
+from reference_impl.storage import FileInfo, Location, SessionSource
 from reference_impl.validate.files import FileSummary, summarise
 from spec.error_codes import ErrorCode
 from spec.vocabulary import LogFileKind
@@ -50,12 +50,16 @@ class TableView:
     table: Table
     log_files: list[FileInfo]
     sidecar_files: list[FileInfo]
+    session: SessionSource | None = None  # Spark, for the state check only
+    states_compared: int = 0
     _summaries: dict[str, FileSummary] = field(default_factory=dict)
 
     @classmethod
-    def scan(cls, table: Table) -> TableView:
+    def scan(cls, table: Table, session: SessionSource | None = None) -> TableView:
         storage = table.storage
-        return cls(table, storage.list_dir(table.log_dir), storage.list_dir(table.log_dir / SIDECAR_DIR))
+        return cls(
+            table, storage.list_dir(table.log_dir), storage.list_dir(table.log_dir / SIDECAR_DIR), session
+        )
 
     @property
     def log_dir(self) -> Location:

@@ -74,6 +74,7 @@ class Report:
     table: str
     findings: list[Finding] = field(default_factory=list)
     checks: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
     checked: dict[str, int] = field(default_factory=dict)
 
     def sorted_findings(self) -> list[Finding]:
@@ -98,5 +99,6 @@ class Report:
             "counts": self.counts(),
             "checked": dict(self.checked),
             "checks": list(self.checks),
+            "skipped": list(self.skipped),
             "findings": [f.to_json() for f in self.sorted_findings()],
         }

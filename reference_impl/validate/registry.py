@@ -19,6 +19,7 @@ from reference_impl.validate.log import check_commit_run, check_reader_features
 from reference_impl.validate.multipart import check_multipart_sets, check_part_schemas
 from reference_impl.validate.names import check_names
 from reference_impl.validate.sidecars import check_orphan_sidecars, check_sidecar_references
+from reference_impl.validate.state import check_state
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,7 @@ class Check:
     name: str
     area: Area
     run: Callable[[TableView], Iterable[Finding]]
+    needs_spark: bool = False
 
 
 #: The checks, in report order.
@@ -40,4 +42,5 @@ CHECKS: tuple[Check, ...] = (
     Check("multi-part schemas", "MULTI", check_part_schemas),
     Check("commit run", "LOG", check_commit_run),
     Check("reader features", "LOG", check_reader_features),
+    Check("checkpoint state equals commit state", "STATE", check_state, needs_spark=True),
 )
