@@ -16,6 +16,7 @@ from typing import Any
 
 from reference_impl.errors import CheckpointError
 from reference_impl.log.listing import CheckpointInstance
+from reference_impl.read.sidecars import reference_names
 from reference_impl.validate.content import file_findings
 from reference_impl.validate.context import SidecarReference, TableView, log_path, sidecar_path
 from reference_impl.validate.files import FILE_ACTION_COLUMNS, FileSummary
@@ -155,7 +156,14 @@ def check_orphan_sidecars(view: TableView) -> Iterator[Finding]:
     for instance in view.listing.checkpoints:
         if view.unreadable(instance):
             return  # an unreadable checkpoint's references are unknown: call nothing an orphan
-        referenced |= {r.resolved.name for r in view.sidecar_references(instance) if r.resolved is not None}
+        for ref in view.sidecar_references(instance):
+            # a refused path still names a file: every bare name it may denote, as the cleaner reads it
+            names = (
+                {ref.resolved.name}
+                if ref.resolved is not None
+                else reference_names(str(ref.action.get("path")))
+            )
+            referenced |= names
     for info in view.sidecar_files:
         if info.name.startswith(".") or info.name in referenced:
             continue

@@ -124,3 +124,11 @@ def test_one_damage_one_finding(
     if code is not None:
         assert code in {str(f.code) for f in report.findings if f.rule == rule}, describe(report)
     assert report.exit_status == (1 if "MUST" in rules(report).values() else 0), describe(report)
+
+
+def test_a_refused_reference_still_keeps_its_file_from_being_an_orphan(tmp_path: Path) -> None:
+    """'_sidecars/<name>' is refused (SIDECAR_PATH_INVALID), but <name> is not reported as unreferenced."""
+    report = validate(copy_fixture("invalid_sidecar_path_with_directory", tmp_path))
+    found = rules(report)
+    assert found.get("CKPT-SIDE-010") == "MUST" and "CKPT-CLEAN-017" not in found, describe(report)
+    assert {str(f.code) for f in report.findings if f.rule == "CKPT-SIDE-010"} == {"SIDECAR_PATH_INVALID"}
