@@ -8,7 +8,7 @@ given a listing that holds only that checkpoint, or no checkpoint at all, with n
 one clock for tombstone and ``txn`` expiry. Files are compared without ``stats`` (a writer may
 store them parsed, or recompute them). This is the one check that needs Spark; without a session
 it is skipped and the report says so. Both states are collected to the driver as
-:class:`~spec.table_state.TableState`\ s (one checkpoint at a time): for a table of millions of
+:class:`~spec.table_state.TableState` objects (one checkpoint at a time): for a table of millions of
 files, run ``--no-state`` or give the driver the memory.
 """
 
