@@ -122,12 +122,20 @@ class TableView:
         return found[0] if found else None
 
 
+def feature_list(protocol: dict[str, Any], key: str) -> list[str]:
+    """``protocol[key]`` (``readerFeatures`` or ``writerFeatures``) as a list of names; anything else is empty."""
+    value = protocol.get(key)
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
 def supports_v2(protocol: dict[str, Any] | None) -> bool:
     """Whether a protocol action supports the ``v2Checkpoint`` table feature."""
     if protocol is None:
         return False
-    features = [*(protocol.get("readerFeatures") or []), *(protocol.get("writerFeatures") or [])]
-    return "v2Checkpoint" in features
+    return "v2Checkpoint" in [
+        *feature_list(protocol, "readerFeatures"),
+        *feature_list(protocol, "writerFeatures"),
+    ]
 
 
 #: The reader's error code for a file that cannot be read as a checkpoint file.

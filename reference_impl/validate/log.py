@@ -15,7 +15,7 @@ from typing import Any
 from reference_impl.errors import CheckpointError
 from reference_impl.log.naming import commit_name
 from reference_impl.read.snapshot import SUPPORTED_READER_FEATURES
-from reference_impl.validate.context import TableView, log_path
+from reference_impl.validate.context import TableView, feature_list, log_path
 from reference_impl.validate.finding import Finding
 from spec.error_codes import ErrorCode
 
@@ -81,7 +81,7 @@ def check_reader_features(view: TableView) -> Iterator[Finding]:
     if found is None:
         return
     where, protocol = found
-    unknown = sorted(set(protocol.get("readerFeatures") or []) - SUPPORTED_READER_FEATURES)
+    unknown = sorted(set(feature_list(protocol, "readerFeatures")) - SUPPORTED_READER_FEATURES)
     if unknown:
         yield Finding(
             "LOG",
