@@ -266,6 +266,7 @@ def _assert_parquet_layout(path: Path) -> None:
     "CKPT-CONTENT-009",
     "CKPT-CONTENT-010",
     "CKPT-CONTENT-011",
+    "CKPT-CONTENT-012",
     "CKPT-SCHEMA-001",
     "CKPT-SCHEMA-003",
     "CKPT-SCHEMA-005",
@@ -303,6 +304,11 @@ def test_checkpoint_content(layout: Layout, written: WrittenLayouts) -> None:
     Spec: CKPT-SCHEMA-006
     "A writer SHOULD leave the `stats` and `tags` fields out of the `remove` struct of every
     checkpoint file."
+    Spec: CKPT-CONTENT-012 (the reference writer uses the permission: ``old``, updated 2 hours ago, and
+    ``undated`` are left out under a 1-hour retention; ``fresh`` stays, as CKPT-CONTENT-008 requires)
+    "When `delta.setTransactionRetentionDuration` is set, a writer MAY leave out of a checkpoint the newest
+    `txn` action of an `appId` when its `lastUpdated` is absent or older than the current time minus that
+    duration."
     """
     table, result = written.get(layout)
     label = f"{layout.id} ({table})"
@@ -338,7 +344,7 @@ def test_checkpoint_content(layout: Layout, written: WrittenLayouts) -> None:
     )
     assert tombstone["deletionTimestamp"] == NOW - 10 * MINUTE_MS, tombstone
     assert [(t["appId"], t["version"]) for t in by_kind["txn"]] == [("fresh", 3)], (
-        f"{label}: txns {by_kind['txn']}"
+        f"{label}: txns {by_kind['txn']}, expected only fresh (CKPT-CONTENT-008, CKPT-CONTENT-012)"
     )
     assert [(d["domain"], d["removed"]) for d in by_kind["domainMetadata"]] == [("keep", False)], label
     with_dv = [a for a in by_kind["add"] if a.get("deletionVector")]
