@@ -17,7 +17,7 @@ from reference_impl.errors import CheckpointError
 from reference_impl.log.listing import CheckpointInstance, LogListing, classify
 from reference_impl.log.naming import LAST_CHECKPOINT, SIDECAR_DIR
 from reference_impl.log.table import Table
-from reference_impl.read.sidecars import ResolvedSidecar, resolve_sidecar
+from reference_impl.read.sidecars import ResolvedSidecar, resolve_sidecar, sidecars_dir_is_own
 from reference_impl.storage import FileInfo, Location, SessionSource
 from reference_impl.validate.files import FileSummary, summarise
 from spec.error_codes import ErrorCode
@@ -51,15 +51,17 @@ class TableView:
     log_files: list[FileInfo]
     sidecar_files: list[FileInfo]
     session: SessionSource | None = None  # Spark, for the state check only
+    sidecars_linked_out: bool = False  # _sidecars is a symbolic link leading out of _delta_log/
     states_compared: int = 0
     _summaries: dict[str, FileSummary] = field(default_factory=dict)
 
     @classmethod
     def scan(cls, table: Table, session: SessionSource | None = None) -> TableView:
-        storage = table.storage
-        return cls(
-            table, storage.list_dir(table.log_dir), storage.list_dir(table.log_dir / SIDECAR_DIR), session
-        )
+        """List ``_delta_log`` and ``_sidecars`` once; a ``_sidecars`` linked out of the table is not listed."""
+        storage, log_dir = table.storage, table.log_dir
+        own = sidecars_dir_is_own(storage, log_dir)
+        sidecars = storage.list_dir(log_dir / SIDECAR_DIR) if own else []
+        return cls(table, storage.list_dir(log_dir), sidecars, session, sidecars_linked_out=not own)
 
     @property
     def log_dir(self) -> Location:

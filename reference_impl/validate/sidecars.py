@@ -16,6 +16,7 @@ from typing import Any
 
 from reference_impl.errors import CheckpointError
 from reference_impl.log.listing import CheckpointInstance
+from reference_impl.log.naming import SIDECAR_DIR
 from reference_impl.read.sidecars import reference_names
 from reference_impl.validate.content import file_findings
 from reference_impl.validate.context import SidecarReference, TableView, log_path, sidecar_path
@@ -29,6 +30,16 @@ _SAFE_NAME = re.compile(r"^[A-Za-z0-9._~-]+$")
 
 def check_sidecar_references(view: TableView) -> Iterator[Finding]:
     """Every sidecar reference of every readable complete checkpoint, and the files they name."""
+    if view.sidecars_linked_out:
+        real = view.table.storage.real(view.log_dir / SIDECAR_DIR)
+        yield Finding(
+            "SIDE",
+            "CKPT-SIDE-001",
+            f"_delta_log/{SIDECAR_DIR}",
+            f"a symbolic link to {real}",
+            "sidecars must be files directly inside the table's own _delta_log/_sidecars/: nothing is read through it",
+            ErrorCode.SIDECAR_PATH_INVALID,
+        )
     for instance in view.listing.checkpoints:
         if view.unreadable(instance) or not view.is_v2(instance):
             continue
@@ -97,10 +108,12 @@ def _reference(
 
 
 def _refused(error: CheckpointError, raw: str, where: str) -> Finding:
+    """A reference the reader refuses: a link out of ``_sidecars/`` is a sidecar not inside it (SIDE-001);
+    anything else is a path that is not a sidecar's bare file name (SIDE-010)."""
     code = error.code if isinstance(error.code, ErrorCode) else None
-    return Finding(
-        "SIDE", "CKPT-SIDE-010", where, raw, f"the reader refuses this sidecar path: {error.message}", code
-    )
+    rule = "CKPT-SIDE-001" if error.rule == "CKPT-SIDE-017" else "CKPT-SIDE-010"
+    reason = f"the reader refuses this sidecar path ({error.rule}): {error.message}"
+    return Finding("SIDE", rule, where, raw, reason, code)
 
 
 def _tags(
