@@ -21,9 +21,11 @@ Steps:
 3. commits (:mod:`reference_impl.read.commits`): file actions by one scan with Spark's JSON source
    (``FAILFAST``), each row tagged with its version and its position in the file; the few non-file
    actions by a driver pass over the commit bytes that skips file-action lines by their prefix;
-4. file actions are reconciled in Spark: identity ``(path, deletionVector unique id)``, the last
-   action wins; live files are the winning ``add`` rows; tombstones are winning ``remove`` rows newer
-   than ``now - delta.deletedFileRetentionDuration`` (strictly);
+4. file actions are reconciled in Spark by a grouped aggregation, not a window: per identity
+   ``(path, deletionVector unique id)`` one ``max_by`` keeps the action with the greatest
+   ``(version, ord)`` (the last action wins), in the same plan as the scan; live files are the
+   winning ``add`` rows; tombstones are winning ``remove`` rows newer than
+   ``now - delta.deletedFileRetentionDuration`` (strictly);
 5. non-file actions (few) are replayed on the driver: the last ``protocol`` and ``metaData`` win,
    the latest ``txn`` per ``appId`` (expired ones dropped when
    ``delta.setTransactionRetentionDuration`` is set), the latest ``domainMetadata`` per domain
@@ -43,7 +45,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
-from pyspark.sql.window import Window
 
 from reference_impl.errors import (
     CheckpointError,
@@ -107,6 +108,7 @@ class Snapshot:
     txns: dict[str, dict[str, Any]]
     domains: dict[str, dict[str, Any]]
     checkpoint: CheckpointContent | None
+    state_df: DataFrame  # columns "add", "remove": one row per live file or unexpired tombstone
     files_df: DataFrame  # one column "add" (ADD struct)
     tombstones_df: DataFrame  # one column "remove" (REMOVE struct)
     now_ms: int
@@ -155,11 +157,12 @@ class Snapshot:
     def _aggregate(self) -> dict[str, int]:
         if not self._counts:
             with self.replay_errors():
-                row = self.files_df.agg(
-                    F.count(F.lit(1)).alias("files"), F.coalesce(F.sum("add.size"), F.lit(0)).alias("bytes")
-                ).collect()[0]
-                tomb = self.tombstones_df.count()
-            self._counts = {"files": int(row["files"]), "bytes": int(row["bytes"]), "tombstones": int(tomb)}
+                row = self.state_df.agg(
+                    F.count("add").alias("files"),
+                    F.coalesce(F.sum("add.size"), F.lit(0)).alias("bytes"),
+                    F.count("remove").alias("tombstones"),
+                ).collect()[0]  # one job: the state is reconciled once
+            self._counts = {k: int(row[k]) for k in ("files", "bytes", "tombstones")}
         return self._counts
 
     @property
@@ -289,16 +292,21 @@ def check_reader_features(protocol: dict[str, Any], path: str) -> None:
 
 
 def _reconcile(file_actions: DataFrame, needs_merge: bool) -> DataFrame:
-    """One row per logical file: the last action (by version, then position) wins."""
+    """One row per logical file: the last action (greatest ``(version, ord)``) wins.
+
+    A grouped aggregation keyed by the file identity: ``max_by`` keeps, per key, the
+    ``(add, remove)`` pair whose ``(version, ord)`` is greatest. Spark plans it as a partial
+    aggregation before the shuffle and a final one after it — no window, no global order.
+    """
     if not needs_merge:
         return file_actions.select(*FILE_ACTIONS)
     key_path = F.coalesce(F.col("add.path"), F.col("remove.path"))
     key_dv = dv_unique_id(F.coalesce(F.col("add.deletionVector"), F.col("remove.deletionVector")))
-    w = Window.partitionBy(key_path, key_dv).orderBy(F.col("version").desc(), F.col("ord").desc())
+    last = F.max_by(F.struct(*FILE_ACTIONS), F.struct("version", "ord"))
     return (
-        file_actions.withColumn("_rank", F.row_number().over(w))
-        .where(F.col("_rank") == 1)
-        .select(*FILE_ACTIONS)
+        file_actions.groupBy(key_path.alias("_path"), key_dv.alias("_dv"))
+        .agg(last.alias("_last"))
+        .select(*[F.col(f"_last.{kind}").alias(kind) for kind in FILE_ACTIONS])
     )
 
 
@@ -391,13 +399,13 @@ def _build(
         )
     state = _reconcile(actions, needs_merge=commits_df is not None)
     min_tombstone = now_ms - TableProperties(metadata.get("configuration")).deleted_file_retention_ms
-    files_df = state.where(F.col("add").isNotNull()).select(
-        F.col("add").withField("dataChange", F.lit(False)).alias("add")
+    unexpired = F.coalesce(F.col("remove.deletionTimestamp"), F.lit(0)) > F.lit(min_tombstone)
+    state_df = state.where(F.col("add").isNotNull() | (F.col("remove").isNotNull() & unexpired)).select(
+        F.when(F.col("add").isNotNull(), F.col("add").withField("dataChange", F.lit(False))).alias("add"),
+        F.when(F.col("add").isNull(), F.col("remove").withField("dataChange", F.lit(False))).alias("remove"),
     )
-    tombstones_df = state.where(
-        F.col("remove").isNotNull()
-        & (F.coalesce(F.col("remove.deletionTimestamp"), F.lit(0)) > F.lit(min_tombstone))
-    ).select(F.col("remove").withField("dataChange", F.lit(False)).alias("remove"))
+    files_df = state_df.where(F.col("add").isNotNull()).select("add")
+    tombstones_df = state_df.where(F.col("remove").isNotNull()).select("remove")
     return Snapshot(
         table=table.root,
         storage=table.storage,
@@ -409,6 +417,7 @@ def _build(
         txns=txns,
         domains=domains,
         checkpoint=checkpoint,
+        state_df=state_df,
         files_df=files_df,
         tombstones_df=tombstones_df,
         now_ms=now_ms,
