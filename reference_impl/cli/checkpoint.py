@@ -62,7 +62,10 @@ def register(sub: Any) -> None:
         help="format of a UUID-named top-level file (default: json; --manifest is the old name)",
     )
     parser.add_argument(
-        "--actions-per-sidecar", type=int, metavar="N", help="V2: file actions per sidecar (default: 50000)"
+        "--actions-per-sidecar",
+        type=int,
+        metavar="N",
+        help="V2: file actions per sidecar (default: by actions, bytes and cores, at most 50000 each)",
     )
     parser.add_argument(
         "--no-sidecars",

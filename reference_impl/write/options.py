@@ -6,7 +6,7 @@ Spec: ``spec/checkpoints.md`` §5 Checkpoint specs, naming schemes and table fea
 
 | table | default checkpoint |
 |---|---|
-| ``delta.checkpointPolicy=v2`` and ``v2Checkpoint`` supported | V2, UUID-named, JSON top-level file, sidecars of at most 50,000 file actions |
+| ``delta.checkpointPolicy=v2`` and ``v2Checkpoint`` supported | V2, UUID-named, JSON top-level file, sidecars sized by :mod:`~reference_impl.write.sizing` (at most 50,000 file actions each) |
 | otherwise | V1, one classic file |
 
 :func:`resolve_plan` applies the table's defaults and validates every option before anything is
@@ -29,7 +29,6 @@ from spec.vocabulary import CheckpointNaming, CheckpointPolicy, CheckpointSpec, 
 if TYPE_CHECKING:
     from reference_impl.read.snapshot import Snapshot
 
-DEFAULT_ACTIONS_PER_SIDECAR = 50_000
 DEFAULT_COMPRESSION = "zstd"  # spec CKPT-SCHEMA-008 (delta-spark uses snappy: divergence D10)
 COMPRESSION_CODECS: frozenset[str] = frozenset({"zstd", "snappy", "gzip", "lz4", "none", "uncompressed"})
 #: The namings a writer can be asked for (a multi-part checkpoint is asked for with ``parts``).
@@ -68,7 +67,7 @@ class CheckpointPlan:
     naming: CheckpointNaming
     top_level_format: TopLevelFormat
     sidecars: bool
-    actions_per_sidecar: int
+    actions_per_sidecar: int | None  # None: sized by actions, bytes and cores (reference_impl.write.sizing)
     parts: int
     stats_json: bool
     stats_struct: bool
@@ -149,10 +148,8 @@ def resolve_plan(options: CheckpointOptions, snap: Snapshot) -> CheckpointPlan:
             path=table,
             rule="CKPT-FEAT-001",
         )
-    per_sidecar = (
-        DEFAULT_ACTIONS_PER_SIDECAR if options.actions_per_sidecar is None else options.actions_per_sidecar
-    )  # not `or`: 0 is an invalid value, not "unset"
-    if per_sidecar <= 0:
+    per_sidecar = options.actions_per_sidecar  # None: automatic; 0 is an invalid value, not "unset"
+    if per_sidecar is not None and per_sidecar <= 0:
         raise InvalidOption(f"actions_per_sidecar must be positive, got {per_sidecar}", path=table)
     if stats is None:
         stats_json, stats_struct = snap.properties.write_stats_as_json, snap.properties.write_stats_as_struct

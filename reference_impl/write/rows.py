@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark import StorageLevel
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from reference_impl.log.actions import (
     CHECKPOINT_ADD_FIELDS,
@@ -47,6 +48,8 @@ class CheckpointRows:
     adds: int
     removes: int
     non_file: list[dict[str, Any]]
+    #: Characters of the file actions' ``path`` and ``stats`` (an estimate of their size, for sizing).
+    estimated_bytes: int = 0
 
     @property
     def file_actions(self) -> int:
@@ -138,34 +141,28 @@ def _shaped(rows: DataFrame, snap: Snapshot, plan: CheckpointPlan) -> DataFrame:
     return nullable_df(shaped)
 
 
-def _counts(rows: DataFrame) -> tuple[int, int]:
+def _counts(rows: DataFrame) -> tuple[int, int, int]:
+    """Adds, removes and estimated bytes (path and stats lengths) of ``rows``: one aggregation."""
+    length = F.coalesce(F.length("add.path"), F.length("remove.path"), F.lit(0))
+    add_type = rows.schema["add"].dataType
+    if isinstance(add_type, T.StructType) and "stats" in add_type.names:
+        length = length + F.coalesce(F.length("add.stats"), F.lit(0))
     counts = rows.agg(
-        F.sum(F.when(F.col("add").isNotNull(), 1).otherwise(0)).alias("adds"),
-        F.sum(F.when(F.col("remove").isNotNull(), 1).otherwise(0)).alias("removes"),
+        F.count("add").alias("adds"), F.count("remove").alias("removes"), F.sum(length).alias("bytes")
     ).collect()[0]
-    return int(counts["adds"] or 0), int(counts["removes"] or 0)
+    return int(counts["adds"] or 0), int(counts["removes"] or 0), int(counts["bytes"] or 0)
 
 
 def state_rows(spark: SparkSession, snap: Snapshot, plan: CheckpointPlan) -> CheckpointRows:
     """Every action of the snapshot's state as a checkpoint row, persisted (the caller unpersists)."""
     non_file = snap.non_file_actions()
-    file_rows = snap.files_df.select(
-        F.lit(None).cast(ACTION_STRUCTS["txn"]).alias("txn"),
-        F.col("add"),
-        F.lit(None).cast(ACTION_STRUCTS["remove"]).alias("remove"),
-    ).unionByName(
-        snap.tombstones_df.select(
-            F.lit(None).cast(ACTION_STRUCTS["txn"]).alias("txn"),
-            F.lit(None).cast(ACTION_STRUCTS["add"]).alias("add"),
-            F.col("remove"),
-        )
-    )
+    file_rows = snap.state_df.select(F.lit(None).cast(ACTION_STRUCTS["txn"]).alias("txn"), "add", "remove")
     for column in ("metaData", "protocol", "domainMetadata"):
         file_rows = file_rows.withColumn(column, F.lit(None).cast(ACTION_STRUCTS[column]))
     everything = actions_df(spark, non_file, V1_CHECKPOINT_COLUMNS).unionByName(file_rows)
     rows = _shaped(everything, snap, plan).persist(StorageLevel.MEMORY_AND_DISK)
-    adds, removes = _counts(rows)
-    return CheckpointRows(rows, adds, removes, non_file)
+    adds, removes, estimated_bytes = _counts(rows)
+    return CheckpointRows(rows, adds, removes, non_file, estimated_bytes)
 
 
 def shape_rows(inline: DataFrame, snap: Snapshot, plan: CheckpointPlan) -> CheckpointRows:
@@ -177,8 +174,8 @@ def shape_rows(inline: DataFrame, snap: Snapshot, plan: CheckpointPlan) -> Check
         ]
     )
     shaped = _shaped(rows, snap, plan)
-    adds, removes = _counts(shaped)
-    return CheckpointRows(shaped, adds, removes, [])
+    adds, removes, estimated_bytes = _counts(shaped)
+    return CheckpointRows(shaped, adds, removes, [], estimated_bytes)
 
 
 def empty_rows(spark: SparkSession, snap: Snapshot, plan: CheckpointPlan) -> CheckpointRows:

@@ -31,7 +31,6 @@ part (§17.4).
 from __future__ import annotations
 
 import json
-import math
 import os
 import time
 from collections.abc import Mapping
@@ -80,6 +79,7 @@ from reference_impl.write.rows import (
     shape_rows,
     state_rows,
 )
+from reference_impl.write.sizing import sidecar_count
 from reference_impl.write.staging import ActionCounts, StagedFile, StagingArea, read_back_counts, stage
 from spec.vocabulary import CheckpointNaming, CheckpointSpec, LogFileKind, TopLevelFormat
 
@@ -172,10 +172,11 @@ class _Writer:
     # -- V2 ------------------------------------------------------------------------------------
 
     def write_sidecars(self, state: CheckpointRows) -> tuple[list[WrittenFile], T.StructType]:
-        """The file actions in sidecars of at most ``actions_per_sidecar`` actions, published and re-checked."""
+        """The file actions in sidecars (as many as :mod:`~reference_impl.write.sizing` says), published and re-checked."""
         file_rows = state.file_rows()
         total = state.file_actions
-        num = max(1, math.ceil(total / self.plan.actions_per_sidecar))
+        cores = self.spark.sparkContext.defaultParallelism
+        num = sidecar_count(total, state.estimated_bytes, cores, self.plan.actions_per_sidecar)
         expect = ActionCounts(total, state.adds, state.removes)
         df = self._partitioned(file_rows, num)
         staged, counts = self._stage_verified(

@@ -1,0 +1,43 @@
+"""How many sidecars a V2 checkpoint gets: by action count, estimated bytes and the cores Spark has.
+
+Spec: ``spec/checkpoints.md`` §12 Sidecar files (the number of sidecars is the writer's choice; every
+file action is in exactly one sidecar).
+
+delta-spark caps a V2 checkpoint's sidecars at 50,000 actions each: without the session setting
+``spark.databricks.delta.checkpoint.partSize`` it uses 50,000 when V2 is enabled and writes
+``ceil((files + tombstones) / partSize)`` sidecars (delta-io/delta ``Checkpoints.scala`` L937-944 at
+bb1057f4; the setting's documentation, ``DeltaSQLConf.scala`` L1346-1352: "a maximum of this many
+actions per checkpoint file"). That cap is kept as the upper bound. Two more lower bounds on the
+count make the write use the machine and keep files a sane size:
+
+* **bytes** — tables with wide statistics have big actions (kafka-delta-ingest#187: 45 MB for 12,316
+  rows); a sidecar holds at most :data:`TARGET_SIDECAR_BYTES` of estimated action bytes (the
+  lengths of ``path`` and ``stats``, the bulk of an action, summed in the pass that counts the state);
+* **cores** — one Spark task writes one sidecar, so fewer sidecars than cores leaves cores idle; a
+  state gets up to one sidecar per core (``defaultParallelism``), as long as each holds at least
+  :data:`MIN_ACTIONS_PER_CORE_SIDECAR` actions (no tiny files for small tables).
+
+``--actions-per-sidecar N`` (``CheckpointOptions.actions_per_sidecar``) overrides all of this:
+exactly ``ceil(actions / N)`` sidecars.
+"""
+
+from __future__ import annotations
+
+import math
+
+#: delta-spark's default ``checkpoint.partSize`` for V2 checkpoints (see the module docs).
+DELTA_SPARK_ACTIONS_PER_SIDECAR = 50_000
+#: Estimated (uncompressed) action bytes per sidecar at most.
+TARGET_SIDECAR_BYTES = 64 * 1024 * 1024
+#: A sidecar added only to use another core holds at least this many actions.
+MIN_ACTIONS_PER_CORE_SIDECAR = 5_000
+
+
+def sidecar_count(actions: int, estimated_bytes: int, cores: int, actions_per_sidecar: int | None) -> int:
+    """The number of sidecars for ``actions`` file actions (at least 1; see the module docs)."""
+    if actions_per_sidecar is not None:
+        return max(1, math.ceil(actions / actions_per_sidecar))
+    by_actions = math.ceil(actions / DELTA_SPARK_ACTIONS_PER_SIDECAR)
+    by_bytes = math.ceil(estimated_bytes / TARGET_SIDECAR_BYTES)
+    by_cores = min(max(cores, 1), actions // MIN_ACTIONS_PER_CORE_SIDECAR)
+    return max(1, by_actions, by_bytes, by_cores)
