@@ -12,7 +12,7 @@ from reference_impl.validate import Report, validate_table
 from reference_impl.validate.registry import CHECKS
 
 _EPILOG = f"""what it checks (spec/checkpoints.md; each finding names its rule, and its level is the rule's):
-  {"; ".join(f"{c.area}: {c.name}" for c in CHECKS)}.
+{chr(10).join(f"  {c.area:<8} {c.name}" + (" (Spark; not with --no-state)" if c.needs_spark else "") for c in CHECKS)}
   Nothing is written or deleted, on any store.
 exit status: 0 clean (or only SHOULD/MAY findings), 1 a MUST rule is broken, 2 bad input (one line:
   a missing table, an unreachable store).
