@@ -18,6 +18,7 @@ import pytest
 
 from fixtures import FIXTURES_DIR, descriptor_paths
 from reference_impl.validate import Report, validate_table
+from spec.schemas import validator
 from tests.support.listings import listing_diff, tree_listing
 
 DESCRIPTORS = descriptor_paths()
@@ -95,9 +96,12 @@ def _kind(path: Path) -> str:
 
 
 @pytest.mark.parametrize("descriptor", DESCRIPTORS, ids=_id)
-def test_validate_is_read_only(descriptor: Path) -> None:
-    """No file or directory under the table is created, deleted or changed (size, mtime) by validate."""
-    _validate(descriptor)
+def test_validate_is_read_only_and_its_report_matches_the_schema(descriptor: Path) -> None:
+    """No file or directory under the table is created, deleted or changed (size, mtime) by validate,
+    and the --json document validates against spec/schemas/validate_report.schema.json."""
+    _, report = _validate(descriptor)
+    errors = [e.message for e in validator("validate_report.schema.json").iter_errors(report.to_json())]
+    assert not errors, f"{_id(descriptor)}: {errors}"
 
 
 @pytest.mark.parametrize("descriptor", [p for p in DESCRIPTORS if _kind(p) != "invalid"], ids=_id)
