@@ -375,7 +375,7 @@ def register_env_jars(sub: Any) -> None:
     parser.add_argument(
         "--resolve-jars",
         action="store_true",
-        help="resolve delta-spark's jars from Maven Central into the cache (exit 2 on failure)",
+        help="resolve delta-spark's jars and the S3A connector (hadoop-aws) from Maven Central into the cache (exit 2 on failure)",
     )
     parser.get_default("env_sections").append(_jars_section)
 
@@ -385,20 +385,24 @@ def _jars_section(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
         DeltaJarsUnavailable,
         cache_dir,
         cached_delta_jars,
+        cached_s3a_jars,
         delta_coordinate,
         resolve_delta_jars,
+        resolve_s3a_jars,
     )
 
-    jars = cached_delta_jars()
+    jars, s3a = cached_delta_jars(), cached_s3a_jars()
     error = None
-    if args.resolve_jars and jars is None:
+    if args.resolve_jars:
         try:
-            jars = resolve_delta_jars()
+            jars = jars or resolve_delta_jars()
+            s3a = s3a or resolve_s3a_jars()
         except DeltaJarsUnavailable as exc:
             error = str(exc)
     facts = {
         "delta-spark jar": ":".join(delta_coordinate()),
         "jars cached": jars is not None,
+        "s3a connector jars": ",".join(str(j) for j in s3a) if s3a else None,
         "cache": str(cache_dir()),
         "jars error": error,
     }

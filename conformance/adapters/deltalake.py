@@ -145,7 +145,12 @@ def _stats(row: Mapping[str, Any]) -> dict[str, Any] | None:
     return stats or None
 
 
-def _deletion_vector_cardinalities(table: Any, root: Path) -> dict[str, int]:
+def _is_remote(path: str | Path) -> bool:
+    """Whether ``path`` is a store URI (``s3://…``) rather than a local path or ``file:`` URI."""
+    return isinstance(path, str) and "://" in path and not path.startswith("file:")
+
+
+def _deletion_vector_cardinalities(table: Any, root: str | Path) -> dict[str, int]:
     """``{relative file path: number of deleted rows}`` from ``deletion_vectors()``."""
     from urllib.parse import unquote, urlparse
 
@@ -154,31 +159,39 @@ def _deletion_vector_cardinalities(table: Any, root: Path) -> dict[str, int]:
     reader = table.deletion_vectors()
     rows = pa.table(reader.read_all() if hasattr(reader, "read_all") else reader).to_pylist()
     out: dict[str, int] = {}
-    base = root.resolve()
     for row in rows:
         uri = str(row["filepath"])
-        local = Path(unquote(urlparse(uri).path)) if uri.startswith("file:") else Path(uri)
-        try:
-            rel = local.resolve().relative_to(base).as_posix()
-        except ValueError:
-            rel = uri
+        if _is_remote(root):
+            prefix = str(root).rstrip("/") + "/"
+            rel = unquote(uri.removeprefix(prefix)) if uri.startswith(prefix) else uri
+        else:
+            local = Path(unquote(urlparse(uri).path)) if uri.startswith("file:") else Path(uri)
+            try:
+                rel = local.resolve().relative_to(Path(root).resolve()).as_posix()
+            except ValueError:
+                rel = uri
         out[rel] = sum(1 for keep in row["selection_vector"] if not keep)
     return out
 
 
 def deltalake_state(
-    path: str | Path, version: int | None = None, *, txn_app_ids: Iterable[str] = ()
+    path: str | Path,
+    version: int | None = None,
+    *,
+    txn_app_ids: Iterable[str] = (),
+    storage_options: Mapping[str, str] | None = None,
 ) -> TableState:
     """deltalake's view of ``path`` at ``version`` (latest when ``None``) as a partial TableState.
 
+    ``path``: a local path or a store URI (``s3://bucket/t``, with deltalake's ``storage_options``).
     ``txn_app_ids``: the app ids whose ``txn`` version to ask for (deltalake cannot list them).
     ``source`` holds ``{"reader": "deltalake", "unavailable": [...]}``.
     """
     import pyarrow as pa
     from deltalake import DeltaTable
 
-    root = Path(path)
-    table = DeltaTable(str(root), version=version)
+    root = path if _is_remote(path) else Path(path)
+    table = DeltaTable(str(root), version=version, storage_options=dict(storage_options or {}) or None)
     proto = table.protocol()
     protocol: dict[str, Any] = {
         "minReaderVersion": proto.min_reader_version,
@@ -235,12 +248,14 @@ def deltalake_state(
     )
 
 
-def deltalake_row_count(path: str | Path, version: int | None = None) -> int:
+def deltalake_row_count(
+    path: str | Path, version: int | None = None, *, storage_options: Mapping[str, str] | None = None
+) -> int:
     """Rows in ``path`` at ``version`` as deltalake's DataFusion engine counts them (DVs applied)."""
     import pyarrow as pa
     from deltalake import DeltaTable, QueryBuilder
 
-    table = DeltaTable(str(path), version=version)
+    table = DeltaTable(str(path), version=version, storage_options=dict(storage_options or {}) or None)
     result = QueryBuilder().register("t", table).execute("SELECT count(*) AS n FROM t").read_all()
     rows = pa.table(result).to_pylist()
     return int(rows[0]["n"])

@@ -142,6 +142,43 @@ def resolve_jars(
     return keep
 
 
+def hadoop_version() -> str:
+    """The Hadoop version pyspark ships (from its ``hadoop-client-api`` jar)."""
+    for jar in _pyspark_jars_dir().glob("hadoop-client-api-*.jar"):
+        return jar.name.removeprefix("hadoop-client-api-").removesuffix(".jar")
+    raise DeltaJarsUnavailable(f"pyspark ships no hadoop-client-api jar in {_pyspark_jars_dir()}")
+
+
+def s3a_coordinates() -> list[tuple[tuple[str, str, str], bool]]:
+    """``(coordinate, transitive)`` of Hadoop's S3A connector for pyspark's Hadoop, without the AWS SDK bundle.
+
+    ``hadoop-aws`` declares ``software.amazon.awssdk:bundle`` (every AWS service, shaded: hundreds of
+    MB). S3A needs only the S3 client and its transfer manager, so the connector is ``hadoop-aws``
+    alone, ``s3-transfer-manager`` with its dependencies (the ``s3`` client, auth, HTTP clients: about
+    14 MB) at the SDK version ``hadoop-aws`` 3.5.0 was built with, and the analytics accelerator
+    ``hadoop-aws`` links to.
+    """
+    return [
+        (("org.apache.hadoop", "hadoop-aws", hadoop_version()), False),
+        (("software.amazon.awssdk", "s3-transfer-manager", "2.35.4"), True),
+        (("software.amazon.s3.analyticsaccelerator", "analyticsaccelerator-s3", "1.3.1"), False),
+    ]
+
+
+def cached_s3a_jars() -> list[Path] | None:
+    """The cached S3A connector classpath, or ``None`` if any part of it is missing."""
+    parts = [cached_jars(coord) for coord, _ in s3a_coordinates()]
+    return None if any(p is None for p in parts) else sorted({j for p in parts if p for j in p})
+
+
+def resolve_s3a_jars(*, timeout_s: float = 900.0) -> list[Path]:
+    """The S3A connector's classpath (:func:`s3a_coordinates`), downloaded on first use."""
+    jars: set[Path] = set()
+    for coord, transitive in s3a_coordinates():
+        jars.update(resolve_jars(coord, transitive=transitive, timeout_s=timeout_s))
+    return sorted(jars)
+
+
 def resolve_delta_jars(*, timeout_s: float = 900.0) -> list[Path]:
     """Return delta-spark's classpath, downloading it from Maven Central on first use."""
     return resolve_jars(delta_coordinate(), timeout_s=timeout_s)

@@ -23,7 +23,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from conformance.oracles.delta_jars import DeltaJarsUnavailable, resolve_delta_jars
+from conformance.oracles.delta_jars import DeltaJarsUnavailable, cached_s3a_jars, resolve_delta_jars
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -100,7 +100,8 @@ def get_delta_spark(master: str | None = None, conf: Iterable[str] = ()) -> Spar
                 "start the Delta session first"
             )
         return active
-    jars = resolve_delta_jars()
+    # The S3A connector too when setup resolved it (``env --resolve-jars``), so delta-spark reads s3a:// tables.
+    jars = [*resolve_delta_jars(), *(cached_s3a_jars() or [])]
     master = master or os.environ.get(ENV_MASTER) or DEFAULT_MASTER
     local = master.startswith("local")
     extra = _conf_pairs(os.environ.get(ENV_CONF, "").replace(";", "\n").splitlines(), ENV_CONF)

@@ -27,6 +27,7 @@ from reference_impl import __version__
 from reference_impl.cli.common import emit_json
 from reference_impl.errors import CheckpointError, InternalError
 from reference_impl.hooks import NO_HOOKS, Hooks
+from reference_impl.spark.session import stop_session_started_inside
 from spec.error_codes import ErrorCode
 
 ENTRY_POINT_GROUP = "delta_ckpt.commands"
@@ -74,7 +75,8 @@ def main(argv: Sequence[str] | None = None, *, hooks: Hooks = NO_HOOKS) -> int:
     args.hooks = hooks
     handler: Handler = args.func
     try:
-        return handler(args)
+        with stop_session_started_inside():  # a cluster's executors exit before this process does
+            return handler(args)
     except CheckpointError as exc:
         return _fail(args, str(exc), exc.to_json())
     except KeyboardInterrupt:

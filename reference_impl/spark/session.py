@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -110,9 +112,68 @@ def get_spark(settings: SparkSettings | None = None) -> SparkSession:
     builder = SparkSession.builder.master(settings.master).appName(settings.app_name)
     for key, value in conf.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    with _jvm_stderr_filtered():
+        spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+#: What the driver JVM prints at start-up that is not ours to show: Spark's launcher always adds the
+#: vector incubator module, and Java announces it on stderr (no flag turns that off).
+JVM_NOTICES: tuple[str, ...] = ("WARNING: Using incubator modules:",)
+
+
+@contextmanager
+def _jvm_stderr_filtered() -> Iterator[None]:
+    """Start the JVM (inside the block) with its stderr piped through a thread that drops :data:`JVM_NOTICES`
+    and passes every other line to this process's stderr."""
+    try:
+        err_fd = sys.stderr.fileno()
+    except (AttributeError, ValueError, OSError):  # stderr is not a real file (captured): leave it alone
+        yield
+        return
+    read_fd, write_fd = os.pipe()
+    saved = os.dup(err_fd)
+
+    def forward() -> None:
+        with os.fdopen(read_fd, "rb") as source, os.fdopen(os.dup(saved), "wb", buffering=0) as target:
+            for line in source:
+                if not line.decode("utf-8", "replace").startswith(JVM_NOTICES):
+                    target.write(line)
+
+    threading.Thread(target=forward, name="jvm-stderr", daemon=True).start()
+    os.dup2(write_fd, err_fd)
+    try:
+        yield  # the JVM inherits the pipe as its stderr
+    finally:
+        os.dup2(saved, err_fd)
+        os.close(saved)
+        os.close(write_fd)
+
+
+def stop_quietly(spark: SparkSession) -> None:
+    """Stop ``spark`` without the log lines of its shutdown (executors told to exit, workers killing
+    them, connections closing are ERRORs to Spark's schedulers on a cluster)."""
+    spark.sparkContext.setLogLevel("OFF")
+    spark.stop()
+
+
+@contextmanager
+def stop_session_started_inside() -> Iterator[None]:
+    """Stop, quietly, a Spark session the block started (one that was running before is left running)."""
+    running_before = "pyspark" in sys.modules and _active_session() is not None
+    try:
+        yield
+    finally:
+        session = _active_session() if "pyspark" in sys.modules else None
+        if not running_before and session is not None:
+            stop_quietly(session)
+
+
+def _active_session() -> SparkSession | None:
+    from pyspark.sql import SparkSession
+
+    return SparkSession.getActiveSession()
 
 
 def use_storage(spark: SparkSession, storage: Storage, location: Location) -> None:

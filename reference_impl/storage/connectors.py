@@ -20,8 +20,9 @@ if TYPE_CHECKING:
 
 #: What puts a Hadoop file system for a scheme on Spark's classpath.
 CONNECTOR_HINTS: dict[str, str] = {
-    "s3a": "hadoop-aws (the Hadoop version pyspark ships) and the AWS SDK v2 jars it needs, e.g. with "
-    "--conf spark.jars=... or --conf spark.jars.packages=org.apache.hadoop:hadoop-aws:<version>",
+    "s3a": "hadoop-aws (the Hadoop version pyspark ships) and the AWS SDK v2 S3 jars it needs "
+    "(software.amazon.awssdk:s3-transfer-manager; `delta-ckpt env --resolve-jars` lists a tested set) "
+    "with --conf spark.jars=...",
     "abfss": "hadoop-azure",
     "gs": "the Google Cloud Storage connector (gcs-connector)",
 }

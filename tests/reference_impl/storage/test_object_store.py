@@ -18,7 +18,6 @@ import uuid
 import obstore
 import pytest
 from obstore.store import S3Store
-from pyspark.sql import SparkSession
 
 from conformance.tables.builder import metadata, protocol, schema, schema_field, write_log
 from reference_impl.cli.main import main
@@ -26,7 +25,6 @@ from reference_impl.errors import StorageError
 from reference_impl.storage import Location, storage_for
 from reference_impl.storage import object_store as object_store_module
 from reference_impl.storage.object_store import ObjectStoreStorage
-from reference_impl.write.writer import write_checkpoint
 from tests.support.servers.processes import free_port
 from tests.support.servers.seaweed import S3Server
 
@@ -231,17 +229,3 @@ def test_storage_error_is_raised_before_any_request_without_credentials(
         monkeypatch.delenv(key, raising=False)
     with pytest.raises(StorageError, match="no credentials"):
         storage_for("s3://bucket/t", {"AWS_REGION": "us-east-1"})
-
-
-def test_spark_without_an_s3a_connector_is_one_error_before_any_write(
-    s3_server: S3Server, s3_table: Location, spark: SparkSession
-) -> None:
-    """The test session has no hadoop-aws: writing a checkpoint of an S3 table is one STORAGE_ERROR, bucket unchanged."""
-    before = _bucket_listing(s3_server)
-    with pytest.raises(StorageError) as info:
-        write_checkpoint(s3_table.uri, spark=spark, storage_options=s3_server.storage_options())
-    assert "no Hadoop file system for s3a://" in info.value.message and "hadoop-aws" in info.value.message, (
-        info.value.message
-    )
-    assert info.value.path == s3_table.uri, f"the error names {info.value.path!r}"
-    assert _bucket_listing(s3_server) == before, "the bucket changed"

@@ -13,6 +13,7 @@ from conformance.adapters.deltalake import deltalake_row_count, deltalake_state
 from conformance.compare import assert_states_equal, unavailable_fields
 from conformance.oracles.delta_spark import delta_spark_state
 from reference_impl.read.snapshot import read_snapshot
+from reference_impl.write.options import CheckpointOptions
 from spec.table_state import TableState
 from tests.support.listings import log_dir
 
@@ -106,3 +107,20 @@ def assert_all_readers_see(
         )
         rust_rows = deltalake_row_count(table)
         assert rust_rows == rows, f"{label}: deltalake's QueryBuilder counts {rust_rows} rows, before: {rows}"
+
+
+#: Every checkpoint kind, on the ``rich`` shape's variant it needs (multi-part is forbidden with v2Checkpoint):
+#: the kinds the store tests (HDFS, S3) write.
+CHECKPOINT_KINDS: dict[str, tuple[str, CheckpointOptions]] = {
+    "v1-classic": ("classic", CheckpointOptions(spec="v1")),
+    "multipart-3": ("classic", CheckpointOptions(spec="v1", parts=3)),
+    "v2-uuid-json-sidecars": (
+        "v2",
+        CheckpointOptions(spec="v2", naming="uuid", top_level_format="json", actions_per_sidecar=4),
+    ),
+    "v2-uuid-parquet-sidecars": (
+        "v2",
+        CheckpointOptions(spec="v2", naming="uuid", top_level_format="parquet", actions_per_sidecar=4),
+    ),
+    "v2-classic-sidecars": ("v2", CheckpointOptions(spec="v2", naming="classic", actions_per_sidecar=4)),
+}

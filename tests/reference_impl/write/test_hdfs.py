@@ -30,10 +30,10 @@ from reference_impl.log.naming import commit_name, parse_log_file_name
 from reference_impl.read.snapshot import read_snapshot
 from reference_impl.storage import Location, storage_for
 from reference_impl.storage.hadoop import HadoopStorage
-from reference_impl.write.options import CheckpointOptions
 from reference_impl.write.writer import write_checkpoint
 from tests.reference_impl.cleanup.conftest import CleanupTables
 from tests.reference_impl.write.conftest import ShapeCache
+from tests.reference_impl.write.helpers import CHECKPOINT_KINDS
 from tests.support.listings import log_files
 from tests.support.servers.hdfs import HdfsServer
 from tests.support.servers.processes import free_port
@@ -41,21 +41,6 @@ from tests.support.servers.processes import free_port
 ERROR_LINE = re.compile(
     r"^(?P<code>[A-Z_]+): (?P<message>.+?) \[file: (?P<file>[^\]]+)\]( \[rule: [^\]]+\])?$"
 )
-
-#: Every checkpoint kind, on the table variant it needs (multi-part is forbidden with v2Checkpoint).
-KINDS: dict[str, tuple[str, CheckpointOptions]] = {
-    "v1-classic": ("classic", CheckpointOptions(spec="v1")),
-    "multipart-3": ("classic", CheckpointOptions(spec="v1", parts=3)),
-    "v2-uuid-json-sidecars": (
-        "v2",
-        CheckpointOptions(spec="v2", naming="uuid", top_level_format="json", actions_per_sidecar=4),
-    ),
-    "v2-uuid-parquet-sidecars": (
-        "v2",
-        CheckpointOptions(spec="v2", naming="uuid", top_level_format="parquet", actions_per_sidecar=4),
-    ),
-    "v2-classic-sidecars": ("v2", CheckpointOptions(spec="v2", naming="classic", actions_per_sidecar=4)),
-}
 
 
 def _fs(spark: SparkSession, uri: str) -> Any:
@@ -121,7 +106,7 @@ def hdfs_tables(hdfs_server: HdfsServer) -> str:
 @pytest.mark.spark
 @pytest.mark.delta_spark
 @pytest.mark.requirement("CKPT-WRITE-003", "CKPT-WRITE-006", "CKPT-CONTENT-001")
-@pytest.mark.parametrize("kind", list(KINDS))
+@pytest.mark.parametrize("kind", list(CHECKPOINT_KINDS))
 def test_every_checkpoint_kind_on_hdfs_is_read_back_by_delta_spark_and_our_reader(
     kind: str, delta_spark: SparkSession, shapes: ShapeCache, hdfs_tables: str
 ) -> None:
@@ -131,7 +116,7 @@ def test_every_checkpoint_kind_on_hdfs_is_read_back_by_delta_spark_and_our_reade
     "Writing a checkpoint MUST NOT change the table state that a conforming reader reports for
     any version."
     """
-    variant, options = KINDS[kind]
+    variant, options = CHECKPOINT_KINDS[kind]
     shape = shapes.get("rich", variant)
     before = shapes.state_before(shape)
     table = upload(delta_spark, shape.path, f"{hdfs_tables}/{kind}")

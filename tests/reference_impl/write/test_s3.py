@@ -1,0 +1,227 @@
+"""Checkpoints of tables on S3: Spark's executors write through s3a to a real SeaweedFS on 127.0.0.1.
+
+Spec: ``spec/checkpoints.md`` §17.3 Atomicity (``CKPT-WRITE-006``), §18 Metadata cleanup, §19.4 Stores.
+
+The test session carries Hadoop's S3A connector (``hadoop-aws`` and the S3 parts of the AWS SDK v2,
+resolved at setup: :func:`conformance.oracles.delta_jars.s3a_coordinates`). The table is the
+``rich`` shape built by delta-spark on local disk and uploaded to the session's bucket. For every
+checkpoint kind our writer writes the checkpoint at ``s3://`` (the driver through obstore, the
+executors through ``s3a://``), the commits before it are deleted, and our reader, deltalake (with
+its storage options) and delta-spark (through ``s3a://``) must all report delta-spark's state from
+before. Cleanup on S3 (compatibility checkpoint, sidecar GC) must decide as the same cleanup on a
+local copy with the same modification times.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from conformance.adapters.deltalake import deltalake_row_count, deltalake_state
+from conformance.compare import assert_states_equal, unavailable_fields
+from conformance.oracles.delta_spark import delta_spark_state
+from conformance.plugin import unavailable
+from reference_impl.cleanup.cleaner import cleanup
+from reference_impl.log.naming import parse_log_file_name
+from reference_impl.read.snapshot import read_snapshot
+from reference_impl.storage import Location, Storage, storage_for
+from reference_impl.write.writer import write_checkpoint
+from tests.reference_impl.cleanup.conftest import CleanupTables
+from tests.reference_impl.write.conftest import ShapeCache
+from tests.reference_impl.write.helpers import CHECKPOINT_KINDS
+from tests.support.listings import log_files
+from tests.support.servers.seaweed import S3Server
+
+DAY_MS = 86_400_000
+JVM_NOTICE = "WARNING: Using incubator modules: jdk.incubator.vector"
+
+
+@pytest.fixture
+def s3_spark(delta_spark: SparkSession) -> SparkSession:
+    """The session, which must have the S3A connector (skipped loudly without it; a failure under CI=true)."""
+    jvm = delta_spark.sparkContext._jvm
+    assert jvm is not None
+    try:
+        jvm.org.apache.hadoop.fs.FileSystem.getFileSystemClass(
+            "s3a", delta_spark.sparkContext._jsc.hadoopConfiguration()
+        )
+    except Exception as exc:
+        unavailable("Hadoop's S3A connector", f"not on the test session's classpath ({type(exc).__name__})")
+    return delta_spark
+
+
+def upload(storage: Storage, local: Path, root: Location) -> Location:
+    """Every file of the local table ``local`` (Hadoop's hidden ``.crc`` files left out) to ``root``."""
+    for file in sorted(local.rglob("*")):
+        if file.is_file() and not file.name.startswith("."):
+            storage.write_new(root / file.relative_to(local).as_posix(), file.read_bytes())
+    return root
+
+
+def log_listing(storage: Storage, root: Location) -> list[str]:
+    """Files in ``_delta_log`` and ``_delta_log/_sidecars`` (relative to ``_delta_log``), sorted."""
+    log = root / "_delta_log"
+    return sorted(
+        [f.name for f in storage.list_dir(log)]
+        + [f"_sidecars/{f.name}" for f in storage.list_dir(log / "_sidecars")]
+    )
+
+
+def prune_commits_before(storage: Storage, root: Location, version: int) -> list[str]:
+    """Delete the commits before ``version`` (keep the one at it, spec D11); the deleted names."""
+    log = root / "_delta_log"
+    gone = [
+        f.name
+        for f in storage.list_dir(log)
+        if f.name.endswith(".json") and (v := parse_log_file_name(f.name).version) is not None and v < version
+    ]
+    storage.delete_many(log / name for name in gone)
+    return gone
+
+
+@pytest.fixture(scope="module")
+def s3_tables(s3_server: S3Server) -> Location:
+    return Location.parse(s3_server.uri(f"tables-{uuid.uuid4().hex[:8]}"))
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+@pytest.mark.delta_spark
+@pytest.mark.deltalake
+@pytest.mark.requirement("CKPT-WRITE-003", "CKPT-WRITE-006", "CKPT-CONTENT-001")
+@pytest.mark.parametrize("kind", list(CHECKPOINT_KINDS))
+def test_every_checkpoint_kind_on_s3_is_read_back_by_every_reader(
+    kind: str, s3_spark: SparkSession, shapes: ShapeCache, s3_server: S3Server, s3_tables: Location
+) -> None:
+    """Written at ``s3://`` by Spark's executors, commits before it deleted: our reader, deltalake and
+    delta-spark (``s3a://``) see the state from before.
+
+    Spec: CKPT-WRITE-003
+    "Writing a checkpoint MUST NOT change the table state that a conforming reader reports for
+    any version."
+    """
+    variant, options = CHECKPOINT_KINDS[kind]
+    shape = shapes.get("rich", variant)
+    before = shapes.state_before(shape)
+    rows = shapes.rows_before(shape)
+    storage_options = s3_server.storage_options()
+    root = s3_tables / kind
+    storage = storage_for(root, storage_options)
+    upload(storage, shape.path, root)
+    result = write_checkpoint(root.uri, options=options, spark=s3_spark, storage_options=storage_options)
+    assert result.version == shape.version, (
+        f"{root}: checkpoint of version {result.version}, latest {shape.version}"
+    )
+    written = [f.name for f in result.top_level]
+    logged = log_listing(storage, root)
+    expected = sorted([*written, *(s.name for s in result.sidecars)])
+    assert all(name in logged for name in expected), f"{root}: wrote {expected}, the log holds {logged}"
+    assert not [n for n in logged if n.rsplit("/", 1)[-1].startswith(".")], (
+        f"{root}: hidden files left: {logged}"
+    )
+    assert prune_commits_before(storage, root, result.version), f"{root}: nothing to prune"
+    ours = read_snapshot(s3_spark, root.uri, storage_options=storage_options).table_state()
+    assert_states_equal(before, ours, context=f"{root}: before vs our reader after")
+    assert sorted(ours.source["checkpoint"]["files"]) == sorted(written), (
+        f"{root}: our reader used {ours.source['checkpoint']}, we wrote {written}"
+    )
+    rust = deltalake_state(root.uri, txn_app_ids=shape.txn_app_ids, storage_options=storage_options)
+    assert_states_equal(
+        before, rust, context=f"{root}: before vs deltalake after", ignore=unavailable_fields(rust)
+    )
+    assert deltalake_row_count(root.uri, storage_options=storage_options) == rows, (
+        f"{root}: deltalake row count"
+    )
+    theirs = delta_spark_state(s3_spark, root.spark_uri())
+    assert_states_equal(before, theirs, context=f"{root}: before vs delta-spark (s3a) after")
+    assert theirs.source["checkpoint"]["files"] == sorted(written), (
+        f"{root}: delta-spark used {theirs.source['checkpoint']}, we wrote {written}"
+    )
+
+
+@pytest.fixture(scope="module")
+def cleanup_tables(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> CleanupTables:
+    """The cleanup tests' base table (built lazily by delta-spark, ``tests/reference_impl/cleanup/conftest.py``)."""
+    return CleanupTables(spark, tmp_path_factory.mktemp("cleanup-tables"))
+
+
+@pytest.mark.spark
+@pytest.mark.delta_spark
+@pytest.mark.requirement("CKPT-CLEAN-004")
+def test_cleanup_on_s3_equals_cleanup_on_local_disk(
+    s3_spark: SparkSession,
+    cleanup_tables: CleanupTables,
+    s3_server: S3Server,
+    s3_tables: Location,
+    tmp_path: Path,
+) -> None:
+    """The cleanup base (UUID-named V2 checkpoints, shared sidecars, a compatibility checkpoint to write)
+    on S3 and on a local copy given the S3 modification times: cleaned four days later, same deletions,
+    same compatibility checkpoint, same files left, same state.
+
+    Spec: CKPT-CLEAN-004
+    "A cleaner that finds no complete checkpoint at or before the cutoff commit MUST NOT delete any
+    commit, checkpoint, checksum or log compaction file."
+    """
+    options = s3_server.storage_options()
+    local = cleanup_tables.copy(tmp_path / "local")
+    root = s3_tables / "cleanup"
+    storage = storage_for(root, options)
+    upload(storage, local.path, root)
+    listed = {f.name: f.mtime_ms for f in storage.list_dir(root / "_delta_log")}
+    listed |= {f"_sidecars/{f.name}": f.mtime_ms for f in storage.list_dir(root / "_delta_log" / "_sidecars")}
+    assert sorted(listed) == sorted(log_files(local.path, hidden=False)), f"{root}: uploaded {sorted(listed)}"
+    for name, mtime_ms in listed.items():  # the local copy gets S3's whole-second times
+        os.utime(local.log_dir / name, ns=(mtime_ms * 1_000_000, mtime_ms * 1_000_000))
+    now = max(listed.values()) + 4 * DAY_MS  # the table keeps 3 days of log
+    results = {
+        "local": cleanup(local.path, now_ms=now, spark=s3_spark),
+        "s3": cleanup(root.uri, now_ms=now, spark=s3_spark, storage_options=options),
+    }
+    summary = {k: (r.status, r.deleted_paths(), r.compat) for k, r in results.items()}
+    assert summary["s3"] == summary["local"], f"{root}: S3 {summary['s3']} vs local {summary['local']}"
+    assert results["local"].deleted_sidecars and results["local"].compat is not None, summary["local"]
+    left = sorted(log_files(local.path, hidden=False))
+    assert log_listing(storage, root) == left, f"{root}: left {log_listing(storage, root)}, local left {left}"
+    ours_local = read_snapshot(s3_spark, local.path, now_ms=now).table_state()
+    ours_s3 = read_snapshot(s3_spark, root.uri, now_ms=now, storage_options=options).table_state()
+    assert_states_equal(
+        ours_local, ours_s3, context=f"{root}: our reader, local (expected) vs S3 after cleanup"
+    )
+
+
+@pytest.mark.spark
+def test_spark_without_an_s3a_connector_is_one_error_before_any_write(
+    s3_server: S3Server, s3_tables: Location, tmp_path: Path
+) -> None:
+    """``delta-ckpt checkpoint s3://…`` with a plain Spark (no hadoop-aws): exit 2, one STORAGE_ERROR on
+    stderr naming hadoop-aws, nothing on stdout, the bucket unchanged."""
+    root = s3_tables / "no-connector"
+    storage = storage_for(root, s3_server.storage_options())
+    storage.write_new(
+        root / "_delta_log" / "00000000000000000000.json",
+        b'{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}\n{"metaData":{"id":"x","format":{"provider":"parquet","options":{}},"schemaString":"{\\"type\\":\\"struct\\",\\"fields\\":[]}","partitionColumns":[],"configuration":{}}}\n',
+    )
+    before = log_listing(storage, root)
+    env = {k: v for k, v in os.environ.items() if k != "DELTA_CKPT_SPARK_CONF"}
+    argv = [sys.executable, "-m", "reference_impl.cli", "checkpoint", root.uri, "--quiet"]
+    argv += [f"--storage-option={k}={v}" for k, v in s3_server.storage_options().items()]
+    proc = subprocess.run(
+        argv, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300, check=False
+    )
+    # The JVM's own start-up notice (Spark's launcher adds the vector incubator module) is not ours.
+    err = [line for line in proc.stderr.splitlines() if line.strip() and not line.startswith(JVM_NOTICE)]
+    assert proc.returncode == 2 and proc.stdout == "", (
+        f"{root}: exit {proc.returncode}, stdout {proc.stdout!r}"
+    )
+    assert len(err) == 1 and err[0].startswith("STORAGE_ERROR: ") and "hadoop-aws" in err[0], (
+        f"{root}: stderr {proc.stderr!r}"
+    )
+    assert f"[file: {root.uri}]" in err[0], err[0]
+    assert log_listing(storage, root) == before, f"{root}: the bucket changed"
