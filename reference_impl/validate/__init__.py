@@ -9,6 +9,7 @@ Modules, in the order a run uses them:
 | :mod:`~reference_impl.validate.finding` | :class:`~reference_impl.validate.finding.Finding` (rule, level from ``requirements.json``, file, value seen, message) and the :class:`~reference_impl.validate.finding.Report` |
 | :mod:`~reference_impl.validate.files` | one checkpoint file read on the driver in one streaming pass: schema, rows, actions |
 | :mod:`~reference_impl.validate.context` | :class:`~reference_impl.validate.context.TableView`: one listing, each file read once, sidecar references resolved as the reader resolves them |
+| :mod:`~reference_impl.validate.field_types` | the Parquet types and nullability of the known action fields |
 | :mod:`~reference_impl.validate.shapes` | the field-name shape of a Spark ``StructType`` JSON and of a Parquet schema |
 | :mod:`~reference_impl.validate.names` | NAME: strict file names, no 0-byte checkpoint files |
 | :mod:`~reference_impl.validate.hint` | LAST: ``_last_checkpoint`` form, checksum, and the checkpoint it describes |

@@ -1,7 +1,7 @@
 """SCHEMA and CONTENT checks: each checkpoint's top-level file or parts, read whole, hold what the spec allows.
 
-Spec: ``spec/checkpoints.md`` §5 Checkpoint file schemas (``CKPT-SCHEMA-001``, ``-005``, ``-006``,
-``-007``), §6 Checkpoint content (``CKPT-CONTENT-002``, ``-010``), §7 Feature gating
+Spec: ``spec/checkpoints.md`` §5 Checkpoint file schemas (``CKPT-SCHEMA-001``, ``-002``, ``-003``,
+``-005``, ``-006``, ``-007``), §6 Checkpoint content (``CKPT-CONTENT-002``, ``-010``), §7 Feature gating
 (``CKPT-FEAT-002``, ``-004``), §8 V1 (``CKPT-V1-001``), §11 V2 (``CKPT-V2-002``, ``-004``, ``-005``,
 ``-010``..``-012``) and §17 (``CKPT-WRITE-004``, ``-006``: a file that cannot be read was published
 before it was whole).
@@ -17,6 +17,7 @@ from collections.abc import Iterator
 
 from reference_impl.log.listing import CheckpointInstance
 from reference_impl.validate.context import UNREADABLE, TableView, log_path, supports_v2
+from reference_impl.validate.field_types import required_fields, type_mismatches
 from reference_impl.validate.files import FILE_ACTION_COLUMNS, FileSummary
 from reference_impl.validate.finding import Finding
 from spec.error_codes import ErrorCode
@@ -58,6 +59,27 @@ def file_findings(summary: FileSummary, where: str, *, rule_if_unreadable: str) 
             line,
             "each line must be valid against checkpoint_action.schema.json",
         )
+    if summary.schema is not None:
+        mismatches = list(type_mismatches(summary.schema))
+        if mismatches:
+            yield Finding(
+                "SCHEMA",
+                "CKPT-SCHEMA-002",
+                where,
+                "; ".join(mismatches[:_MAX_LINES])
+                + (f" (+{len(mismatches) - _MAX_LINES} more)" if len(mismatches) > _MAX_LINES else ""),
+                "each action field must have the Parquet type PROTOCOL maps its Delta type to",
+            )
+        required = list(required_fields(summary.schema))
+        if required:
+            yield Finding(
+                "SCHEMA",
+                "CKPT-SCHEMA-003",
+                where,
+                ", ".join(required[:_MAX_LINES])
+                + (f" (+{len(required) - _MAX_LINES} more)" if len(required) > _MAX_LINES else ""),
+                "every field should be optional (nullable), map keys excepted",
+            )
     if summary.removes_with_stats_or_tags:
         yield Finding(
             "SCHEMA",

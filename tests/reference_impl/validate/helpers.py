@@ -93,3 +93,24 @@ def rewrite_parquet(path: Path, drop: str) -> None:
     import pyarrow.parquet as pq
 
     pq.write_table(pq.read_table(path).drop_columns([drop]), path)
+
+
+def retype_field(path: Path, column: str, field: str, *, type_: Any = None, nullable: bool = True) -> None:
+    """Write the Parquet file at ``path`` again with ``column.field`` of another type or declared required."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    struct = table.column(column).combine_chunks()
+    fields, children = [], []
+    for index, f in enumerate(struct.type):
+        child = struct.field(index)
+        if f.name == field and type_ is not None:
+            child = child.cast(type_)
+        if f.name == field and not nullable:  # values under a null parent only: hidden by its mask
+            child = pc.fill_null(child, pa.scalar("", child.type) if pa.types.is_string(child.type) else 0)
+        fields.append(pa.field(f.name, child.type, nullable=nullable or f.name != field))
+        children.append(child)
+    rebuilt = pa.StructArray.from_arrays(children, fields=fields, mask=pc.is_null(struct))
+    pq.write_table(table.set_column(table.schema.get_field_index(column), column, rebuilt), path)

@@ -18,6 +18,7 @@ from tests.reference_impl.validate.helpers import (
     edit_top_level,
     first,
     log,
+    retype_field,
     rewrite_parquet,
     rules,
     validate,
@@ -86,7 +87,22 @@ def _delete_commits(*versions: int) -> Mutation:
     return mutate
 
 
+def _retype(name: str, column: str, field: str, type_name: str | None) -> Mutation:
+    """``column.field`` of the file ``name`` rewritten as ``type_name``, or (``None``) declared required."""
+
+    def mutate(table: Path) -> None:
+        import pyarrow as pa
+
+        if type_name is None:
+            retype_field(log(table) / name, column, field, nullable=False)
+        else:
+            retype_field(log(table) / name, column, field, type_=pa.type_for_alias(type_name))
+
+    return mutate
+
+
 JSON_V2 = "v2_uuid_json_sidecars"
+V1 = "00000000000000000003.checkpoint.parquet"
 CASES: list[tuple[str, str, Mutation, str, str, str | None]] = [
     # (case id, fixture, damage, rule, its level, the reader's error code)
     ("commit-info-in-checkpoint", JSON_V2, edit_top_level(lambda a: a.append({"commitInfo": {"operation": "X"}})), "CKPT-CONTENT-010", "MUST", None),
@@ -104,6 +120,8 @@ CASES: list[tuple[str, str, Mutation, str, str, str | None]] = [
     ("classic-unreadable", "v1_classic", _truncate("00000000000000000003.checkpoint.parquet"), "CKPT-WRITE-006", "MUST", "CHECKPOINT_CORRUPT"),
     ("oldest-commit-not-at-checkpoint", "v1_classic", _delete_commits(0, 1), "CKPT-CLEAN-001", "MUST", None),
     ("commit-gap", "v1_classic", _delete_commits(1), "CKPT-CLEAN-002", "MUST", "LOG_GAP"),
+    ("size-as-int32", "v1_classic", _retype(V1, "add", "size", "int32"), "CKPT-SCHEMA-002", "MUST", None),
+    ("path-required", "v1_classic", _retype(V1, "add", "path", None), "CKPT-SCHEMA-003", "SHOULD", None),
 ]  # fmt: skip
 
 
