@@ -1,7 +1,9 @@
 """STATE check: each checkpoint gives the state its commits give, wherever those commits still exist.
 
 Spec: ``spec/checkpoints.md`` §6 Checkpoint content (``CKPT-CONTENT-001``: a checkpoint of version
-``n`` describes exactly the state of commits ``0..n``; ``CKPT-CONTENT-005``: statistics excepted).
+``n`` describes exactly the state of commits ``0..n``; ``CKPT-CONTENT-005``: statistics excepted)
+and §13 Compatibility checkpoints (``CKPT-COMPAT-002``: where cleanup removed the commits, a
+classic-named copy must still describe the state of the UUID-named checkpoint of its version).
 
 Both states come from the reference reader (:func:`~reference_impl.read.snapshot.read_snapshot`)
 given a listing that holds only that checkpoint, or no checkpoint at all, with no fallback, and
@@ -26,23 +28,24 @@ from reference_impl.validate.context import TableView, log_path
 from reference_impl.validate.finding import Finding
 from spec.error_codes import ErrorCode
 from spec.table_state import TableState
+from spec.vocabulary import LogFileKind
 
 
 def check_state(view: TableView) -> Iterator[Finding]:
-    """Every readable complete checkpoint whose commits ``0..n`` all exist: the two states are equal."""
+    """Every readable complete checkpoint against the commits ``0..n`` when they all exist
+    (``CKPT-CONTENT-001``), else a compatibility checkpoint against the UUID-named one of its
+    version (``CKPT-COMPAT-002``)."""
     if view.session is None:
         return
     spark = view.session()
     now_ms = int(time.time() * 1000)
     for instance in view.listing.checkpoints:
-        if view.unreadable(instance) or any(
-            v not in view.listing.commits for v in range(instance.version + 1)
-        ):
+        if view.unreadable(instance):
             continue
-        try:
-            from_commits = _state(view, spark, instance.version, None, now_ms)
-        except CheckpointError:
-            continue  # the commits themselves do not replay: other checks report why
+        reference = _reference(view, spark, instance, now_ms)
+        if reference is None:
+            continue
+        rule, against, expected = reference
         view.states_compared += 1
         where = log_path(instance.name)
         try:
@@ -50,22 +53,39 @@ def check_state(view: TableView) -> Iterator[Finding]:
         except CheckpointError as exc:
             yield Finding(
                 "STATE",
-                "CKPT-CONTENT-001",
+                rule,
                 where,
                 f"{exc.code}: {exc.message}"[:300],
                 "the reference reader cannot build a state from this checkpoint",
                 exc.code if isinstance(exc.code, ErrorCode) else None,
             )
             continue
-        difference = _difference(from_checkpoint, from_commits)
+        difference = _difference(from_checkpoint, expected)
         if difference:
             yield Finding(
-                "STATE",
-                "CKPT-CONTENT-001",
-                where,
-                difference,
-                f"the checkpoint must describe the state of commits 0..{instance.version} exactly",
+                "STATE", rule, where, difference, f"the checkpoint must describe the same state as {against}"
             )
+
+
+def _reference(
+    view: TableView, spark: Any, instance: CheckpointInstance, now_ms: int
+) -> tuple[str, str, TableState] | None:
+    """What ``instance`` must equal: ``(rule, what, state)``, or ``None`` when nothing remains to compare with."""
+    version = instance.version
+    try:
+        if all(v in view.listing.commits for v in range(version + 1)):
+            return "CKPT-CONTENT-001", f"commits 0..{version}", _state(view, spark, version, None, now_ms)
+        peers = [
+            c
+            for c in view.listing.checkpoints
+            if c.version == version and c.kind is LogFileKind.CHECKPOINT_UUID and c != instance
+        ]
+        if instance.kind is not LogFileKind.CHECKPOINT_UUID and peers and not view.unreadable(peers[-1]):
+            state = _state(view, spark, version, peers[-1], now_ms)
+            return "CKPT-COMPAT-002", f"the UUID-named checkpoint {peers[-1].name}", state
+    except CheckpointError:
+        return None  # what it would be compared with does not read: other checks report why
+    return None
 
 
 def _state(

@@ -66,6 +66,35 @@ def test_a_checkpoint_named_for_a_later_version_breaks_content_001(
     assert state[0].seen == "files: 0 only in the checkpoint, 1 only in the commits", state[0].seen
 
 
+@pytest.mark.parametrize("fixture", ["cleaned_reference_v2_sidecars", "cleaned_delta_spark_v2_sidecars"])
+def test_a_compatibility_checkpoint_equals_its_uuid_named_one(
+    fixture: str, spark: SparkSession, tmp_path: Path
+) -> None:
+    """After cleanup (commits 0..3 gone), the classic-named copy at 7 is compared with the UUID-named 7: equal."""
+    report = validate_table(copy_fixture(fixture, tmp_path), session=lambda: spark)
+    assert report.checked["statesCompared"] >= 1, report.to_json()
+    assert not [f for f in report.findings if f.area == "STATE"], describe(report)
+
+
+def test_a_compatibility_checkpoint_missing_a_sidecar_breaks_compat_002(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """The classic-named copy at 7 without its last sidecar action (3 files): MUST CKPT-COMPAT-002 on that copy."""
+    import pyarrow.parquet as pq
+
+    table = copy_fixture("cleaned_reference_v2_sidecars", tmp_path)
+    compat = log(table) / "00000000000000000007.checkpoint.parquet"
+    rows = pq.read_table(compat)
+    sidecar_rows = [i for i, v in enumerate(rows.column("sidecar").to_pylist()) if v is not None]
+    pq.write_table(rows.take([i for i in range(rows.num_rows) if i != sidecar_rows[-1]]), compat)
+    report = validate_table(table, session=lambda: spark)
+    state = [f for f in report.findings if f.area == "STATE"]
+    assert [(f.rule, f.file) for f in state] == [
+        ("CKPT-COMPAT-002", "_delta_log/00000000000000000007.checkpoint.parquet")
+    ], describe(report)
+    assert state[0].seen.startswith("files: 0 only in the checkpoint, "), state[0].seen
+
+
 def test_without_a_session_the_state_check_is_skipped(tmp_path: Path) -> None:
     """No session: the state check is reported as skipped and compares nothing."""
     report = validate_table(copy_fixture("v1_classic", tmp_path))
