@@ -7,6 +7,7 @@ table + one named mutation" (parquet-testing's bad_data, delta-spark's golden-ta
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,38 @@ def _drop_stale_checksum(path: Path) -> None:
     """Remove Hadoop's ``.<name>.crc`` beside ``path``: after an edit it no longer matches, and Hadoop's
     local file system would then fail every read with a ChecksumException instead of showing the edit."""
     (path.parent / hadoop_checksum_name(path.name)).unlink(missing_ok=True)
+
+
+def write_hadoop_checksum(path: Path, data: bytes) -> None:
+    """Write Hadoop's ``.<name>.crc`` beside ``path`` as ``ChecksumFileSystem`` does, computed over ``data``.
+
+    Format (``ChecksumFileSystem.java``): the 4 bytes ``crc\\0``, the chunk size as a big-endian int
+    (512), then one big-endian CRC-32 per 512-byte chunk of ``data``. With ``data`` other than the
+    file's bytes the checksum is *stale*: Hadoop's local file system then fails every read of the
+    file with a ``ChecksumException``, while readers that ignore ``.crc`` files read it normally.
+    """
+    chunk = 512
+    sums = b"".join(
+        zlib.crc32(data[i : i + chunk]).to_bytes(4, "big") for i in range(0, max(len(data), 1), chunk)
+    )
+    (path.parent / hadoop_checksum_name(path.name)).write_bytes(
+        b"crc\x00" + chunk.to_bytes(4, "big") + (sums if data else b"")
+    )
+
+
+def stale_hadoop_checksum(path: Path) -> None:
+    """Leave ``path`` intact but give it a ``.crc`` of other bytes (its first byte changed)."""
+    data = path.read_bytes()
+    write_hadoop_checksum(path, bytes([data[0] ^ 0xFF]) + data[1:])
+
+
+def garble(path: Path, seed: str) -> None:
+    """Replace every byte of ``path`` by deterministic noise of the same length (seeded by ``seed``)."""
+    import random
+
+    _drop_stale_checksum(path)
+    size = path.stat().st_size
+    path.write_bytes(random.Random(seed).randbytes(size))
 
 
 def truncate(path: Path, size: int) -> None:

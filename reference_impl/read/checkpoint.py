@@ -9,9 +9,12 @@ Spec: ``spec/checkpoints.md`` §16 Reader rules, §11 V2-spec checkpoints, §12 
 | classic ``n.checkpoint.parquet`` | V2 iff it has a ``checkpointMetadata`` row (sidecars without one: error) | the file, or its sidecars |
 | UUID-named ``.json`` / ``.parquet`` | always V2; exactly one ``checkpointMetadata`` required | inline, or sidecars — never both |
 
-Before any Spark job, every Parquet file involved is checked on the driver with pyarrow (it
-exists, its footer reads, and for sidecars its length equals the recorded ``sizeInBytes``); that
-catches truncated and missing files early so the caller can fall back to an older checkpoint.
+Before any Spark job, every file involved is checked on the driver: Parquet files with pyarrow (it
+exists, its footer reads, and for sidecars its length equals the recorded ``sizeInBytes``), every
+file against a Hadoop ``.<name>.crc`` beside it (:mod:`reference_impl.read.hadoop_checksum`); that
+catches truncated, missing and checksum-failing files early so the caller can fall back to an older
+checkpoint (``CKPT-READ-012``). A failure that only a later Spark job meets is reported as
+``CHECKPOINT_CORRUPT`` naming the checkpoint (:func:`checkpoint_job_error`).
 Non-file actions are collected to the driver; file actions stay a lazy ``DataFrame``.
 """
 
@@ -35,6 +38,7 @@ from reference_impl.errors import (
 )
 from reference_impl.log.actions import FILE_ACTIONS, NON_FILE_COLUMNS, V2_TOP_LEVEL_COLUMNS
 from reference_impl.log.listing import CheckpointInstance
+from reference_impl.read.hadoop_checksum import verify_hadoop_checksum
 from reference_impl.read.sidecars import ResolvedSidecar, resolve_sidecar
 from reference_impl.spark.columns import select_conformed
 from reference_impl.spark.jobs import first_line, spark_errors
@@ -72,25 +76,30 @@ class CheckpointContent:
 def check_parquet_footer(storage: Storage, path: Location, *, expected_size: int | None = None) -> Any:
     """Validate a Parquet file on the driver; returns its Arrow schema.
 
-    Raises :class:`SidecarMissing` / :class:`CheckpointCorrupt` / :class:`SidecarSizeMismatch`
-    (the latter only when ``expected_size`` is given) naming the file.
+    Raises, naming the file, :class:`SidecarMissing`, :class:`CheckpointCorrupt` (the footer does
+    not read, or a Hadoop ``.crc`` beside it does not match it: CKPT-READ-026) or
+    :class:`SidecarSizeMismatch` (only when ``expected_size`` is given and the footer reads).
     """
     import pyarrow.parquet as pq
 
     info = storage.stat(path)
     if info is None:
         raise SidecarMissing("the file does not exist", path=str(path), rule="CKPT-SIDE-007")
+    verify_hadoop_checksum(storage, path)
+    try:
+        with storage.open_read(path) as handle:
+            schema = pq.read_schema(handle)
+    except Exception as exc:  # pyarrow raises ArrowInvalid / OSError for truncated or foreign files
+        raise CheckpointCorrupt(f"not a readable Parquet file: {exc}", path=str(path)) from exc
+    # After the footer: a truncated or empty file is CHECKPOINT_CORRUPT (it cannot be parsed), as
+    # every measured reader reports it; a readable file of another length is a size mismatch.
     if expected_size is not None and info.size != expected_size:
         raise SidecarSizeMismatch(
             f"recorded sizeInBytes is {expected_size} but the file has {info.size} bytes",
             path=str(path),
             rule="CKPT-SIDE-008",
         )
-    try:
-        with storage.open_read(path) as handle:
-            return pq.read_schema(handle)
-    except Exception as exc:  # pyarrow raises ArrowInvalid / OSError for truncated or foreign files
-        raise CheckpointCorrupt(f"not a readable Parquet file: {exc}", path=str(path)) from exc
+    return schema
 
 
 def _stats_from_parsed(raw: DataFrame) -> DataFrame:
@@ -138,6 +147,7 @@ def _read_top_level(
     paths = [log_dir / f.name for f in instance.files]
     where = instance.name
     if instance.kind is LogFileKind.CHECKPOINT_UUID and instance.name.endswith(".json"):
+        verify_hadoop_checksum(storage, paths[0])
         raw = spark.read.schema(single_action_schema()).option("mode", "FAILFAST").json(paths[0].spark_uri())
         return select_conformed(raw, targets, where=where)
     return _read_parquet_groups(spark, storage, paths, targets, where)
@@ -221,3 +231,21 @@ def load_checkpoint(
 def fallback_errors() -> tuple[type[CheckpointError], ...]:
     """Errors that make a reader try an older checkpoint (file-level read failures), as delta-spark."""
     return (CheckpointCorrupt, SidecarMissing, SidecarSizeMismatch)
+
+
+def checkpoint_job_error(
+    content: CheckpointContent, log_dir: Location, exc: BaseException
+) -> CheckpointCorrupt:
+    """A Spark job over the checkpoint's file actions failed after the checks: one error naming the file.
+
+    The file is the checkpoint file (top-level file, part or sidecar) whose name the failure
+    mentions, else the top-level file (CKPT-READ-013).
+    """
+    text = str(exc)
+    names = [s.path.name for s in content.sidecars] + [f.name for f in content.instance.files]
+    named = next((n for n in names if n in text), None)
+    where = next((s.path for s in content.sidecars if s.path.name == named), None)
+    path = where or log_dir / (named or content.instance.name)
+    return CheckpointCorrupt(
+        f"cannot read the checkpoint's file actions: {first_line(exc)}", path=str(path), rule="CKPT-READ-013"
+    )

@@ -62,7 +62,12 @@ from reference_impl.log.listing import LogListing, list_log
 from reference_impl.log.segment import LogSegment, segments_newest_first
 from reference_impl.log.table import Table, open_table
 from reference_impl.log.table_properties import TableProperties
-from reference_impl.read.checkpoint import CheckpointContent, fallback_errors, load_checkpoint
+from reference_impl.read.checkpoint import (
+    CheckpointContent,
+    checkpoint_job_error,
+    fallback_errors,
+    load_checkpoint,
+)
 from reference_impl.read.commits import corrupt_line, failing_commit, non_file_rows, read_commits
 from reference_impl.spark.columns import dv_unique_id
 from reference_impl.spark.jobs import spark_errors
@@ -135,7 +140,8 @@ class Snapshot:
 
     @contextmanager
     def replay_errors(self) -> Iterator[None]:
-        """Run Spark jobs over the state: a malformed commit line fails them as ``LOG_CORRUPT``.
+        """Run Spark jobs over the state: a malformed commit line fails them as ``LOG_CORRUPT``, any
+        other failure while a checkpoint is in use as ``CHECKPOINT_CORRUPT`` naming its file.
 
         The file actions of the commits are parsed lazily, by the first job that needs them (see
         :mod:`reference_impl.read.commits`); such a job names the file and the line.
@@ -149,6 +155,8 @@ class Snapshot:
                 raise LogCorrupt(f"cannot parse the commit: {found[1]}", path=found[0]) from exc
             failing = failing_commit(self.files_df.sparkSession, self.storage, log_dir, commits)
             if failing is None:
+                if self.checkpoint is not None:
+                    raise checkpoint_job_error(self.checkpoint, log_dir, exc) from exc
                 raise
             raise LogCorrupt(
                 "a file action of the commit does not fit the action schema", path=failing

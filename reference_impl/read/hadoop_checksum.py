@@ -1,0 +1,54 @@
+"""Hadoop checksum files (``.<name>.crc``) beside checkpoint files: a mismatch makes the file unreadable.
+
+Spec: ``spec/checkpoints.md`` §16.4 Invalid and unreadable checkpoints (``CKPT-READ-026``).
+
+Hadoop's local file system (``ChecksumFileSystem``, which Spark uses for ``file:`` paths) keeps a
+hidden ``.<name>.crc`` beside every file it writes and fails every read of the file whose bytes no
+longer match it (``ChecksumException``) — on an executor, long after the reader chose the
+checkpoint. The reader checks such a file on the driver before it uses a checkpoint, so that a
+stale ``.crc`` makes it fall back (``CKPT-READ-012``) like any other unreadable file instead of
+failing a later job.
+
+Format (Hadoop ``ChecksumFileSystem``): the 4 bytes ``crc`` NUL, the chunk size as a big-endian
+32-bit int, then one big-endian CRC-32 per chunk of the file.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+from reference_impl.errors import CheckpointCorrupt
+from reference_impl.log.naming import hadoop_checksum_name
+from reference_impl.storage import Location, Storage
+
+MAGIC = b"crc\x00"
+RULE = "CKPT-READ-026"
+
+
+def verify_hadoop_checksum(storage: Storage, path: Location) -> None:
+    """Raise :class:`CheckpointCorrupt` naming ``path`` when a ``.<name>.crc`` beside it does not match it.
+
+    No checksum file, or one this reader cannot interpret (another header), is no finding: only
+    a checksum file Hadoop would verify, and that fails, makes the file unreadable.
+    """
+    checksum = path.parent / hadoop_checksum_name(path.name)
+    if storage.stat(checksum) is None:
+        return
+    crc = storage.read_bytes(checksum)
+    if len(crc) < 8 or crc[:4] != MAGIC:
+        return
+    chunk = int.from_bytes(crc[4:8], "big")
+    if chunk <= 0:
+        return
+    data = storage.read_bytes(path)
+    expected = crc[8:]
+    for index, start in enumerate(range(0, len(data), chunk)):
+        recorded = expected[4 * index : 4 * index + 4]
+        actual = zlib.crc32(data[start : start + chunk]).to_bytes(4, "big")
+        if recorded != actual:
+            raise CheckpointCorrupt(
+                f"the file does not match its Hadoop checksum file {checksum.name} at byte {start} "
+                "(Hadoop's local file system would fail every read of it)",
+                path=str(path),
+                rule=RULE,
+            )

@@ -1,0 +1,98 @@
+"""Checkpoint files that exist but cannot be read: the reader falls back, or fails with one error naming the file.
+
+The whole class (every kind of checkpoint file × every damage × what is left to fall back on) is in
+``fixtures/`` (``fixtures/generator/cases_unreadable.py``) and is read by
+``tests/fixtures/test_golden_tables.py``; these tests pin the two mechanisms behind it: a Hadoop
+``.crc`` beside a checkpoint file is compared before the checkpoint is used, and a failure that only a
+later Spark job meets is ``CHECKPOINT_CORRUPT`` naming the file, never ``INTERNAL_ERROR``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from conformance.tables.mutations import write_hadoop_checksum
+from reference_impl.errors import CheckpointCorrupt
+from reference_impl.log.naming import hadoop_checksum_name
+from reference_impl.read.snapshot import read_snapshot
+from tests.support import REPO_ROOT
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+FIXTURES = REPO_ROOT / "fixtures"
+
+
+def _copy(case: str, tmp_path: Path) -> Path:
+    table = tmp_path / "table"
+    shutil.copytree(FIXTURES / case / "table", table)
+    return table
+
+
+def _sidecar(table: Path) -> Path:
+    (sidecar,) = sorted((table / "_delta_log" / "_sidecars").glob("[!.]*.parquet"))
+    return sidecar
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-READ-026", "CKPT-READ-012")
+def test_a_stale_hadoop_checksum_makes_the_reader_fall_back(spark: SparkSession, tmp_path: Path) -> None:
+    """A sidecar whose ``.crc`` was computed over other bytes: the reader uses the older checkpoint; with the
+    ``.crc`` gone, or rewritten over the file's own bytes, it uses the newer one — the same state each time.
+
+    Spec: CKPT-READ-026
+    > A reader MUST either ignore a Hadoop checksum file `.<name>.crc` beside a checkpoint file, or, when
+    > the file's bytes do not match it, treat that checkpoint as unreadable.
+    """
+    table = _copy("valid/unreadable_sidecar_stalecrc_to_older", tmp_path)
+    sidecar = _sidecar(table)
+    checksum = sidecar.parent / hadoop_checksum_name(sidecar.name)
+    assert checksum.is_file(), f"{checksum}: the fixture has no stale checksum file"
+    stale = read_snapshot(spark, table)
+    fallen_back = stale.table_state()
+    assert stale.checkpoint is not None and stale.checkpoint.instance.version == 2, (
+        f"{table}: stale {checksum.name} should make the reader use the v2 checkpoint, source {stale.source()}"
+    )
+    assert len(stale.segment.fallback_from) == 1, f"{table}: skipped {stale.segment.fallback_from}"
+
+    write_hadoop_checksum(sidecar, sidecar.read_bytes())  # now it matches: Hadoop reads it too
+    matching = read_snapshot(spark, table)
+    assert matching.checkpoint is not None and matching.checkpoint.instance.version == 4, (
+        f"{table}: a matching {checksum.name} must not stop the v4 checkpoint, source {matching.source()}"
+    )
+    assert matching.table_state().comparable() == fallen_back.comparable(), f"{table}: states differ"
+
+    checksum.unlink()
+    plain = read_snapshot(spark, table)
+    assert plain.checkpoint is not None and plain.checkpoint.instance.version == 4, (
+        f"{table}: {plain.source()}"
+    )
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-READ-013")
+def test_a_failure_after_the_checkpoint_was_chosen_names_the_file(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """A sidecar deleted after the snapshot was built: the job that reads it fails as ``CHECKPOINT_CORRUPT``
+    naming the sidecar (not ``INTERNAL_ERROR``).
+
+    Spec: CKPT-READ-013
+    > A reader that does not or cannot fall back from an invalid or unreadable checkpoint MUST fail with
+    > the error code of the problem, and with `CHECKPOINT_CORRUPT` when a checkpoint file cannot be parsed.
+    """
+    table = _copy("valid/v2_uuid_json_sidecars", tmp_path)
+    snapshot = read_snapshot(spark, table, version=3)
+    assert snapshot.checkpoint is not None and snapshot.checkpoint.sidecars, f"{table}: {snapshot.source()}"
+    gone = snapshot.checkpoint.sidecars[0].path
+    (table / "_delta_log" / "_sidecars" / gone.name).unlink()
+    with pytest.raises(CheckpointCorrupt) as caught:
+        snapshot.table_state()
+    error = caught.value
+    assert error.path is not None and error.path.endswith(gone.name), f"{table}: the error names {error.path}"
+    assert error.rule == "CKPT-READ-013", f"{table}: {error}"
+    assert str(error).startswith("CHECKPOINT_CORRUPT: "), f"{table}: {error}"
