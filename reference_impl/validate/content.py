@@ -3,8 +3,8 @@
 Spec: ``spec/checkpoints.md`` §5 Checkpoint file schemas (``CKPT-SCHEMA-001``, ``-002``, ``-003``,
 ``-005``, ``-006``, ``-007``), §6 Checkpoint content (``CKPT-CONTENT-002``, ``-010``), §7 Feature gating
 (``CKPT-FEAT-002``, ``-004``), §8 V1 (``CKPT-V1-001``), §11 V2 (``CKPT-V2-002``, ``-004``, ``-005``,
-``-010``..``-012``) and §17 (``CKPT-WRITE-004``, ``-006``: a file that cannot be read was published
-before it was whole).
+``-010``..``-012``) §17 (``CKPT-WRITE-004``, ``-006``: a file that cannot be read was published
+before it was whole) and §16.4 (``CKPT-READ-026``: a stale Hadoop ``.crc`` makes a file unreadable).
 
 Findings carry the error code a reader reports for the same problem (§21), so an invalid table's
 expected error shows in the report as the code of a finding.
@@ -15,8 +15,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
+from reference_impl.errors import CheckpointCorrupt
 from reference_impl.log.listing import CheckpointInstance
-from reference_impl.validate.context import UNREADABLE, TableView, log_path, supports_v2
+from reference_impl.log.naming import SIDECAR_DIR, hadoop_checksum_name, parse_log_file_name
+from reference_impl.read.hadoop_checksum import verify_hadoop_checksum
+from reference_impl.validate.context import UNREADABLE, TableView, log_path, sidecar_path, supports_v2
 from reference_impl.validate.field_types import required_fields, type_mismatches
 from reference_impl.validate.files import FILE_ACTION_COLUMNS, FileSummary
 from reference_impl.validate.finding import Finding
@@ -239,3 +242,29 @@ def _features(view: TableView, instance: CheckpointInstance, where: str, is_v2: 
 
 def _features_text(protocol: dict[str, object]) -> str:
     return f"readerFeatures {protocol.get('readerFeatures')}, writerFeatures {protocol.get('writerFeatures')}"
+
+
+def check_hadoop_checksums(view: TableView) -> Iterator[Finding]:
+    """Checkpoint files and sidecars whose Hadoop ``.<name>.crc`` no longer matches them: Hadoop-based
+    readers fail every read of such a file, so they must treat it as unreadable (``CKPT-READ-026``)."""
+    for directory, files, path_of in (
+        (view.log_dir, view.log_files, log_path),
+        (view.log_dir / SIDECAR_DIR, view.sidecar_files, sidecar_path),
+    ):
+        names = {f.name for f in files}
+        for info in files:
+            kind = parse_log_file_name(info.name).kind
+            is_target = kind.is_checkpoint if directory == view.log_dir else not info.name.startswith(".")
+            if not is_target or hadoop_checksum_name(info.name) not in names:
+                continue
+            try:
+                verify_hadoop_checksum(view.table.storage, directory / info.name)
+            except CheckpointCorrupt as exc:
+                yield Finding(
+                    "SCHEMA",
+                    "CKPT-READ-026",
+                    path_of(info.name),
+                    f"stale {hadoop_checksum_name(info.name)}",
+                    f"{exc.message}: readers must treat the file as unreadable",
+                    ErrorCode.CHECKPOINT_CORRUPT,
+                )

@@ -11,7 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from reference_impl.validate.content import check_checkpoint_content, check_checkpoint_files
+from reference_impl.validate.content import (
+    check_checkpoint_content,
+    check_checkpoint_files,
+    check_hadoop_checksums,
+)
 from reference_impl.validate.context import TableView
 from reference_impl.validate.finding import Area, Finding
 from reference_impl.validate.hint import check_last_checkpoint
@@ -35,6 +39,7 @@ CHECKS: tuple[Check, ...] = (
     Check("file names", "NAME", check_names),
     Check("_last_checkpoint", "LAST", check_last_checkpoint),
     Check("checkpoint files", "SCHEMA", check_checkpoint_files),
+    Check("Hadoop checksums", "SCHEMA", check_hadoop_checksums),
     Check("checkpoint content", "CONTENT", check_checkpoint_content),
     Check("sidecar references", "SIDE", check_sidecar_references),
     Check("orphan sidecars", "SIDE", check_orphan_sidecars),

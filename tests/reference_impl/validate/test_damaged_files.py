@@ -53,3 +53,20 @@ def test_a_file_cut_in_half_is_a_must_finding_on_that_file(fixture: str, name: s
     else:
         assert on_file, f"{name} cut in half: no MUST finding on it:\n{describe(report)}"
     assert report.exit_status == 1
+
+
+def test_a_stale_hadoop_checksum_is_reported_and_a_matching_one_is_not(tmp_path: Path) -> None:
+    """A .crc beside a checkpoint that no longer matches it: MUST CKPT-READ-026 (CHECKPOINT_CORRUPT); a
+    matching one (Kernel writes them) is no finding."""
+    clean = validate(copy_fixture("kernel_java_classic", tmp_path / "a"))
+    assert "CKPT-READ-026" not in {f.rule for f in clean.findings}, describe(clean)
+    table = copy_fixture("kernel_java_classic", tmp_path / "b")
+    checkpoint = table / "_delta_log/00000000000000000005.checkpoint.parquet"
+    data = bytearray(checkpoint.read_bytes())
+    data[100] ^= 0xFF  # same length, one byte changed: the .crc no longer matches
+    checkpoint.write_bytes(bytes(data))
+    report = validate(table)
+    found = [f for f in report.findings if f.rule == "CKPT-READ-026"]
+    assert [(f.file, str(f.code)) for f in found] == [
+        ("_delta_log/00000000000000000005.checkpoint.parquet", "CHECKPOINT_CORRUPT")
+    ], describe(report)

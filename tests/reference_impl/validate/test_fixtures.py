@@ -67,7 +67,7 @@ KNOWN_MUST_FINDINGS: dict[str, tuple[frozenset[str], str]] = {
 }
 
 #: The damaged checkpoints of fixtures/generator/cases_unreadable.py (readers fall back): the damage
-#: breaks a writer rule on purpose (a stale .crc breaks none).
+#: breaks a writer rule on purpose; a stale .crc makes the file unreadable to Hadoop (CKPT-READ-026).
 _UNREADABLE_MUST_FINDINGS: dict[str, tuple[frozenset[str], str]] = {
     "unreadable_part_garbage_to_older": (frozenset({"CKPT-WRITE-004"}), "checkpoint file replaced by noise"),
     "unreadable_part_missing_to_older": (
@@ -135,6 +135,13 @@ _UNREADABLE_MUST_FINDINGS: dict[str, tuple[frozenset[str], str]] = {
         frozenset({"CKPT-LAST-002", "CKPT-WRITE-006"}),
         "checkpoint file emptied",
     ),
+}
+_UNREADABLE_MUST_FINDINGS |= {
+    f"unreadable_{kind}_stalecrc_to_older": (
+        frozenset({"CKPT-READ-026"}),
+        "a .crc that no longer matches the file",
+    )
+    for kind in ("part", "sidecar", "v1", "v2json", "v2parquet")
 }
 KNOWN_MUST_FINDINGS.update(_UNREADABLE_MUST_FINDINGS)
 
