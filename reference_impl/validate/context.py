@@ -54,6 +54,7 @@ class TableView:
     sidecars_linked_out: bool = False  # _sidecars is a symbolic link leading out of _delta_log/
     states_compared: int = 0
     _summaries: dict[str, FileSummary] = field(default_factory=dict)
+    _references: dict[str, list[SidecarReference]] = field(default_factory=dict)
 
     @classmethod
     def scan(cls, table: Table, session: SessionSource | None = None) -> TableView:
@@ -94,7 +95,12 @@ class TableView:
         return [a for s in self.top_level(instance) for a in s.non_file_actions]
 
     def sidecar_references(self, instance: CheckpointInstance) -> list[SidecarReference]:
-        """The ``sidecar`` actions of ``instance``'s top-level file(s), resolved as the reader resolves them."""
+        """The ``sidecar`` actions of ``instance``'s top-level file(s), resolved as the reader resolves them (once)."""
+        if instance.name not in self._references:
+            self._references[instance.name] = self._resolve_references(instance)
+        return self._references[instance.name]
+
+    def _resolve_references(self, instance: CheckpointInstance) -> list[SidecarReference]:
         out = []
         for action in self.non_file_actions(instance):
             if "sidecar" not in action:

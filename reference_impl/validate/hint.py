@@ -174,7 +174,9 @@ def _described(view: TableView, document: dict[str, Any]) -> Iterator[Finding]:
     elif parts is not None:
         described = [c for c in multi if c.num_parts == parts]
     else:
-        described = [c for c in at_version if c.kind is not LogFileKind.CHECKPOINT_PART]
+        # no v2Checkpoint: a classic-named file if there is one (a UUID-named one only without it)
+        classic = [c for c in at_version if c.kind is LogFileKind.CHECKPOINT_CLASSIC]
+        described = classic or [c for c in at_version if c.kind is LogFileKind.CHECKPOINT_UUID]
         if not described:
             yield _finding(
                 "CKPT-LAST-013",
