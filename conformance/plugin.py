@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from dataclasses import dataclass
 from importlib import metadata
@@ -34,6 +35,8 @@ from typing import Any
 import pytest
 
 from conformance.adapter import Implementation, Role, WriterProfile, role_names
+from conformance.decode.names import DELTA_LOG
+from conformance.decode.paths import root_path_text
 from conformance.expectations import DEFAULT_DIR as DEFAULT_EXPECTATIONS
 from conformance.expectations import Expectations, glob, load_all
 from conformance.registry import Registry, build_registry
@@ -42,6 +45,7 @@ from conformance.tables.shapes import QUICK_SHAPES, SHAPES
 from conformance.verdicts import FAILING, Check, Verdict, requirement_outcome, scored, verdict
 from fixtures import FIXTURES_DIR
 from spec.requirements import REQUIREMENTS_JSON, requirements_document
+from spec.table_state import TableState
 
 #: The suite's version is the package's (``pyproject.toml``), recorded in results.json.
 SUITE_VERSION = metadata.version("delta-checkpoint-conformance")
@@ -73,6 +77,27 @@ class FixtureExpectation:
     @property
     def requirements(self) -> list[str]:
         return list(self.descriptor["requirements"])
+
+    def copy_table(self, target: Path) -> None:
+        """Copy the fixture's table to ``target``, ready to read.
+
+        A fixture with a ``tableRootPlaceholder`` spells some file paths absolutely: the placeholder
+        in its commit files becomes ``target``'s absolute path (percent-encoded), so those paths name
+        files of the copy (:data:`conformance.decode.paths.TABLE_ROOT_TOKEN`).
+        """
+        shutil.copytree(self.case_dir / self.descriptor["table"], target)
+        token = self.descriptor.get("tableRootPlaceholder")
+        if token:
+            for commit in sorted((target / DELTA_LOG).glob("*.json")):
+                commit.write_text(commit.read_text().replace(token, root_path_text(target)))
+
+    def expected_state(self, table: Path) -> TableState:
+        """The expected state of this expectation for the copy at ``table`` (placeholder resolved)."""
+        text = (self.case_dir / self.expectation["state"]).read_text()
+        token = self.descriptor.get("tableRootPlaceholder")
+        if token:
+            text = text.replace(token, root_path_text(table))
+        return TableState.from_json(json.loads(text))
 
 
 @dataclass

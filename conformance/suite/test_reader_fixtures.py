@@ -8,8 +8,6 @@ readers tolerant, the expected state. Each test cites the requirement IDs of its
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -17,7 +15,6 @@ import pytest
 from conformance.adapter import AdapterError, Implementation
 from conformance.compare import assert_states_equal
 from conformance.plugin import FixtureExpectation
-from spec.table_state import TableState
 
 #: Fields whose content depends on the clock: compared only by readers that honour ``nowMs``.
 CLOCK_FIELDS = ("tombstones", "txns")
@@ -32,7 +29,7 @@ def test_reader_fixture(
     """
     fx = fixture_expectation
     table = tmp_path / "table"
-    shutil.copytree(fx.case_dir / fx.descriptor["table"], table)
+    fx.copy_table(table)
     exp = fx.expectation
     version = exp["version"]
     info = reader.info
@@ -57,7 +54,7 @@ def test_reader_fixture(
         pytest.fail(
             f"{where}: expected a state, the reader reported {exc.code}: {exc.message}", pytrace=False
         )
-    expected = TableState.from_json(json.loads((fx.case_dir / exp["state"]).read_text()))
+    expected = fx.expected_state(table)
     ignore = set(info.unavailable_fields)
     if not info.honours_clock and any("clock" in note for note in fx.descriptor["notes"]):
         ignore |= set(CLOCK_FIELDS)

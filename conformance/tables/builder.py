@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.decode.names import DELTA_LOG, commit_name
+from conformance.decode.paths import TABLE_ROOT_TOKEN, canonical_path, root_path_text, table_root_uri
 from conformance.tables.deletion_vectors import inline_descriptor
 from spec.table_state import TableState, dv_id
 
@@ -445,6 +446,11 @@ class TableBuilder:
         self._history[version] = copy.deepcopy(self._live)
         return version
 
+    def file_identity(self, path: str) -> str:
+        """The canonical form of ``path`` in this table (CKPT-CONTENT-014; :data:`TABLE_ROOT_TOKEN` resolved)."""
+        resolved = path.replace(TABLE_ROOT_TOKEN, root_path_text(self.root))
+        return canonical_path(resolved, table_root_uri(self.root))
+
     def _apply(self, action: Mapping[str, Any]) -> None:
         ((kind, value),) = action.items()
         live = self._live
@@ -460,7 +466,7 @@ class TableBuilder:
             else:
                 live.domains[value["domain"]] = dict(value)
         elif kind in ("add", "remove"):
-            key = (value["path"], dv_id(value.get("deletionVector")) or "")
+            key = (self.file_identity(value["path"]), dv_id(value.get("deletionVector")) or "")
             if kind == "add":
                 live.files[key] = dict(value)
                 live.tombstones.pop(key, None)
@@ -493,7 +499,7 @@ class TableBuilder:
     def remove(self, paths: Iterable[str], *, deletion_timestamp: int | None = None) -> int:
         actions = []
         for path in paths:
-            add = next(a for (p, _), a in self._live.files.items() if p == path)
+            add = next(a for a in self._live.files.values() if a["path"] == path)
             actions.append({"remove": self._remove_of(add, deletion_timestamp)})
         return self.commit(actions, operation="DELETE")
 
@@ -514,7 +520,7 @@ class TableBuilder:
 
     def delete_rows(self, path: str, row_indexes: Iterable[int]) -> int:
         """Mark rows of a live file deleted with an inline deletion vector (old DV rows kept)."""
-        ((_, add),) = [(k, a) for k, a in self._live.files.items() if k[0] == path]
+        (add,) = [a for a in self._live.files.values() if a["path"] == path]
         old_dv = add.get("deletionVector")
         previous = set(self._dv_rows.get(str(old_dv["pathOrInlineDv"]), [])) if old_dv else set()
         rows = previous | set(row_indexes)
@@ -633,7 +639,7 @@ class TableBuilder:
 
     @property
     def live_paths(self) -> list[str]:
-        return sorted(p for p, _ in self._live.files)
+        return sorted(a["path"] for a in self._live.files.values())
 
     def expected_state(self, version: int, *, now_ms: int) -> TableState:
         """The state of ``version`` by construction (tombstones/txns filtered at ``now_ms``)."""

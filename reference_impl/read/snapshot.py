@@ -22,7 +22,8 @@ Steps:
    (``FAILFAST``), each row tagged with its version and its position in the file; the few non-file
    actions by a driver pass over the commit bytes that skips file-action lines by their prefix;
 4. file actions are reconciled in Spark by a grouped aggregation, not a window: per identity
-   ``(path, deletionVector unique id)`` one ``max_by`` keeps the action with the greatest
+   ``(canonical path, deletionVector unique id)`` (the path relative to the table root, dot and
+   empty segments removed, decoded: ``CKPT-CONTENT-014``) one ``max_by`` keeps the action with the greatest
    ``(version, ord)`` (the last action wins), in the same plan as the scan; live files are the
    winning ``add`` rows; tombstones are winning ``remove`` rows newer than
    ``now - delta.deletedFileRetentionDuration`` (strictly);
@@ -69,7 +70,7 @@ from reference_impl.read.checkpoint import (
     load_checkpoint,
 )
 from reference_impl.read.commits import corrupt_line, failing_commit, non_file_rows, read_commits
-from reference_impl.spark.columns import dv_unique_id
+from reference_impl.spark.columns import canonical_path, dv_unique_id
 from reference_impl.spark.jobs import spark_errors
 from reference_impl.spark.schemas import COMMIT_SCHEMA
 from reference_impl.spark.session import use_storage
@@ -299,8 +300,11 @@ def check_reader_features(protocol: dict[str, Any], path: str) -> None:
         raise UnsupportedReaderFeature(f"unsupported reader feature(s): {', '.join(unknown)}", path=path)
 
 
-def _reconcile(file_actions: DataFrame, needs_merge: bool) -> DataFrame:
+def _reconcile(file_actions: DataFrame, needs_merge: bool, root: Location) -> DataFrame:
     """One row per logical file: the last action (greatest ``(version, ord)``) wins.
+
+    Logical files are keyed by the canonical path (CKPT-CONTENT-014, relative to ``root``) and the
+    deletion-vector id.
 
     A grouped aggregation keyed by the file identity: ``max_by`` keeps, per key, the
     ``(add, remove)`` pair whose ``(version, ord)`` is greatest. Spark plans it as a partial
@@ -308,7 +312,7 @@ def _reconcile(file_actions: DataFrame, needs_merge: bool) -> DataFrame:
     """
     if not needs_merge:
         return file_actions.select(*FILE_ACTIONS)
-    key_path = F.coalesce(F.col("add.path"), F.col("remove.path"))
+    key_path = canonical_path(F.coalesce(F.col("add.path"), F.col("remove.path")), root)
     key_dv = dv_unique_id(F.coalesce(F.col("add.deletionVector"), F.col("remove.deletionVector")))
     last = F.max_by(F.struct(*FILE_ACTIONS), F.struct("version", "ord"))
     return (
@@ -405,7 +409,7 @@ def _build(
         actions = spark.createDataFrame([], COMMIT_SCHEMA).select(
             F.lit(0).cast("long").alias("version"), F.lit(0).cast("long").alias("ord"), "add", "remove"
         )
-    state = _reconcile(actions, needs_merge=commits_df is not None)
+    state = _reconcile(actions, needs_merge=commits_df is not None, root=table.root)
     min_tombstone = now_ms - TableProperties(metadata.get("configuration")).deleted_file_retention_ms
     unexpired = F.coalesce(F.col("remove.deletionTimestamp"), F.lit(0)) > F.lit(min_tombstone)
     state_df = state.where(F.col("add").isNotNull() | (F.col("remove").isNotNull() & unexpired)).select(

@@ -1,21 +1,25 @@
-"""Column helpers shared by the reader and the writer: conform to a schema, make nullable, DV ids.
+"""Column helpers shared by the reader and the writer: conform to a schema, make nullable, file identity.
 
 Spec: ``spec/checkpoints.md`` §7 Parquet layout (``CKPT-SCHEMA-*``: a missing column reads as
 null; every written field is optional). Checkpoints written by different producers carry
 different Parquet schemas (missing columns, extra fields, other nullability): :func:`conform` and
 :func:`select_conformed` turn whatever a file holds into the one schema of
 :mod:`reference_impl.spark.schemas`; :func:`nullable_df` makes Spark write every field optional.
+File identity (§6, ``CKPT-CONTENT-003``, ``CKPT-CONTENT-014``) is ``(canonical_path(path),
+dv_unique_id(deletionVector))``: :func:`canonical_path` and :func:`dv_unique_id`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructType
 
 from reference_impl.errors import CheckpointCorrupt
+from reference_impl.storage import Location
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -87,6 +91,57 @@ def as_nullable(dtype: DataType) -> DataType:
 def nullable_df(df: DataFrame) -> DataFrame:
     """Cast every column to its all-nullable type (Spark then writes every Parquet field optional)."""
     return df.select(*[F.col(f.name).cast(as_nullable(f.dataType)).alias(f.name) for f in df.schema.fields])
+
+
+#: A URI scheme at the start of a path (RFC 3986 §3.1).
+_SCHEME_RE = r"^[A-Za-z][A-Za-z0-9+.\-]*:"
+
+
+def table_root_uri(root: Location) -> str:
+    """The table root ``R`` of ``CKPT-CONTENT-014``: ``scheme:[//authority]path``, the path percent-encoded."""
+    authority = f"//{root.authority}" if root.authority else ""
+    return f"{root.scheme}:{authority}{quote(root.path, safe='/')}"
+
+
+def canonical_path(path: Column, root: Location) -> Column:
+    """The canonical form of a file action's ``path`` (``CKPT-CONTENT-014``): the key of file identity.
+
+    1. a path with a scheme is taken as it is; one starting with ``/`` gets the root's scheme and
+       authority; any other is appended to the table root;
+    2. the scheme is lower-cased and an empty authority dropped (``file:///p`` is ``file:/p``);
+    3. empty and ``.`` segments are dropped, each ``..`` removes the segment before it;
+    4. the path is percent-decoded (a ``%`` without two hex digits, and ``+``, stay themselves).
+
+    One Spark expression (no Python UDF): it runs where the actions are, for any number of files.
+    """
+    root_uri = table_root_uri(root)
+    prefix = f"{root.scheme}:" + (f"//{root.authority}" if root.authority else "")
+    absolute = (
+        F.when(path.rlike(_SCHEME_RE), path)
+        .when(path.startswith("/"), F.concat(F.lit(prefix), path))
+        .otherwise(F.concat(F.lit(root_uri.rstrip("/") + "/"), path))
+    )
+    scheme = F.lower(F.regexp_extract(absolute, r"^([A-Za-z][A-Za-z0-9+.\-]*):", 1))
+    after_scheme = F.regexp_replace(absolute, _SCHEME_RE, "")
+    authority = F.regexp_extract(after_scheme, r"^//([^/]*)", 1)
+    rest = F.regexp_replace(after_scheme, r"^//[^/]*", "")
+    segments = F.aggregate(
+        F.split(rest, "/"),
+        F.array().cast("array<string>"),
+        lambda kept, segment: (
+            F.when((segment == "") | (segment == "."), kept)
+            .when(segment == "..", F.slice(kept, 1, F.greatest(F.size(kept) - 1, F.lit(0))))
+            .otherwise(F.concat(kept, F.array(segment)))
+        ),
+    )
+    encoded = F.concat(F.lit("/"), F.array_join(segments, "/"))
+    escaped = F.regexp_replace(F.regexp_replace(encoded, r"\+", "%2B"), r"%(?![0-9A-Fa-f]{2})", "%25")
+    return F.concat(
+        scheme,
+        F.lit(":"),
+        F.when(authority != "", F.concat(F.lit("//"), authority)).otherwise(F.lit("")),
+        F.url_decode(escaped),
+    )
 
 
 def dv_unique_id(dv: Column) -> Column:

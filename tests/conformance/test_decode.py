@@ -13,6 +13,7 @@ import pytest
 
 from conformance.decode.checksum import canonical_form, checksum
 from conformance.decode.names import parse_name
+from conformance.decode.paths import canonical_path
 from spec.requirements import SPEC_DIR
 
 NAMES = json.loads((SPEC_DIR / "vectors" / "file_names.json").read_text(encoding="utf-8"))["vectors"]
@@ -55,3 +56,20 @@ def test_checksum_vectors(vector: dict[str, Any]) -> None:
     assert checksum(vector["input"]) == vector["checksum"], vector["id"]
     if vector["canonical"] is not None:
         assert canonical_form(vector["input"]) == vector["canonical"], vector["id"]
+
+
+PATHS = json.loads((SPEC_DIR / "vectors" / "file_paths.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.requirement("CKPT-CONTENT-014")
+@pytest.mark.parametrize("vector", PATHS["vectors"], ids=[v["case"] for v in PATHS["vectors"]])
+def test_file_path_vectors(vector: dict[str, Any]) -> None:
+    """Each spelling of a path has the canonical form the vector gives (the suite's own canonicalisation).
+
+    Spec: CKPT-CONTENT-014
+    > An implementation MUST compute file identity from the canonical form of `path`.
+    """
+    seen = canonical_path(vector["path"], PATHS["root"])
+    assert seen == vector["canonical"], (
+        f"spec/vectors/file_paths.json {vector['path']!r}: canonical {seen!r}, expected {vector['canonical']!r}"
+    )

@@ -159,7 +159,7 @@ def test_spark_reconcile_equals_the_model(
     contains."
 
     Spec: CKPT-CONTENT-003
-    "two file actions as referring to the same logical file exactly when their paths are equal …
+    "two file actions as referring to the same logical file exactly when their paths have the same canonical form …
     and their deletion-vector unique ids are equal, two absent deletion vectors counting as equal."
     """
     table = tmp_path / "table"

@@ -1,0 +1,45 @@
+"""File identity in the reference reader: the canonical path of ``CKPT-CONTENT-014``, computed in Spark.
+
+``spec/vectors/file_paths.json`` holds spellings and their canonical forms; the suite's own
+canonicalisation is tested against the same file (``tests/conformance/test_decode.py``). The fixtures
+``valid/path_spelling_*`` show the reader letting each spelling of a ``remove`` cancel a relative ``add``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import pytest
+
+from reference_impl.spark.columns import canonical_path
+from reference_impl.storage import Location
+from spec.requirements import SPEC_DIR
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+PATHS = json.loads((SPEC_DIR / "vectors" / "file_paths.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-CONTENT-014", "CKPT-CONTENT-003")
+def test_canonical_path_vectors(spark: SparkSession) -> None:
+    """The Spark expression gives every vector's canonical form, in one job over all spellings.
+
+    Spec: CKPT-CONTENT-014
+    > An implementation MUST compute file identity from the canonical form of `path`.
+    """
+    from pyspark.sql import functions as F
+
+    vectors = PATHS["vectors"]
+    frame = spark.createDataFrame([(v["path"],) for v in vectors], "path string")
+    root = Location.parse(PATHS["root"])
+    rows = frame.select("path", canonical_path(F.col("path"), root).alias("canonical")).collect()
+    seen = {r["path"]: r["canonical"] for r in rows}
+    wrong = [
+        f"{v['path']!r} ({v['case']}): {seen[v['path']]!r}, expected {v['canonical']!r}"
+        for v in vectors
+        if seen[v["path"]] != v["canonical"]
+    ]
+    assert not wrong, "spec/vectors/file_paths.json, root " + PATHS["root"] + ":\n" + "\n".join(wrong)
