@@ -87,3 +87,17 @@ def delta_spark_session(spark: SparkSession) -> SparkSession:
 def shapes(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> ShapeCache:
     """The session's shape cache (building needs delta-spark: request ``delta_spark`` first)."""
     return ShapeCache(spark, tmp_path_factory.mktemp("writer-shapes"))
+
+
+@pytest.fixture
+def s3_spark(delta_spark: SparkSession) -> SparkSession:
+    """The session, which must have Hadoop's S3A connector (skipped loudly without it; a failure under CI=true)."""
+    jvm = delta_spark.sparkContext._jvm
+    assert jvm is not None
+    try:
+        jvm.org.apache.hadoop.fs.FileSystem.getFileSystemClass(
+            "s3a", delta_spark.sparkContext._jsc.hadoopConfiguration()
+        )
+    except Exception as exc:
+        unavailable("Hadoop's S3A connector", f"not on the test session's classpath ({type(exc).__name__})")
+    return delta_spark

@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 from conformance.adapters.deltalake import deltalake_row_count, deltalake_state
 from conformance.compare import assert_states_equal, unavailable_fields
 from conformance.oracles.delta_spark import delta_spark_state
+from conformance.tables.builder import add, metadata, schema, schema_field, v2_protocol, write_log
 from reference_impl.read.snapshot import read_snapshot
 from reference_impl.write.options import CheckpointOptions
 from spec.table_state import TableState
@@ -124,3 +125,16 @@ CHECKPOINT_KINDS: dict[str, tuple[str, CheckpointOptions]] = {
     ),
     "v2-classic-sidecars": ("v2", CheckpointOptions(spec="v2", naming="classic", actions_per_sidecar=4)),
 }
+
+
+def small_v2_table(path: Path, commits: int = 7) -> Path:
+    """A hand-written log: protocol and metadata (``v2Checkpoint``, policy v2), then two files a commit.
+
+    Seven commits by default, the size of the table in issue #13's cluster report.
+    """
+    first = [
+        v2_protocol(),
+        metadata(schema(schema_field("id", "long")), configuration={"delta.checkpointPolicy": "v2"}),
+    ]
+    rest = [[add(f"part-{v:02d}-{i}.parquet") for i in range(2)] for v in range(1, commits)]
+    return write_log(path, [first, *rest])
