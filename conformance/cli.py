@@ -16,13 +16,18 @@ A delta-spark jar problem is a coded error (``STORAGE_ERROR``), printed as one l
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from spec.table_state import TableState
+
+#: ``--workers auto``: one test process per CPU, at most this many (each may run a Spark JVM).
+MAX_AUTO_WORKERS = 4
 
 _DEMO_DOC = """``delta-ckpt demo [--out DIR]``: write a small table with delta-spark, then read it back with ours.
 
@@ -132,6 +137,16 @@ def register_conformance(sub: Any) -> None:
         metavar="SECONDS",
         help="longest wait for one answer of an --impl-cmd program (default: 600)",
     )
+    run.add_argument(
+        "--workers",
+        type=_workers_option,
+        default=0,
+        metavar="N|auto",
+        help="processes running tests side by side (pytest-xdist; each has its own Spark and harness "
+        "programs, and every implementation output is made once, in one of them); 1: this process "
+        f"alone; auto (default): one per CPU, at most {MAX_AUTO_WORKERS}, when bundled implementations "
+        "run, one for --impl-cmd programs alone",
+    )
     run.add_argument("-k", dest="keyword", default=None, help="pytest -k expression to select tests")
     run.add_argument("--quiet", action="store_true", help="less pytest output")
     run.set_defaults(func=run_suite)
@@ -142,6 +157,29 @@ def register_conformance(sub: Any) -> None:
     )
     _add_json_flag(rep)
     rep.set_defaults(func=run_report)
+
+
+def _workers_option(value: str) -> int:
+    """``--workers``: a positive number, or ``auto`` (0)."""
+    if value == "auto":
+        return 0
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number or auto, got {value!r}")
+    return int(value)
+
+
+def workers(requested: int, args: argparse.Namespace) -> int:
+    """The number of test processes to run; 1 when pytest-xdist is not installed.
+
+    ``auto`` (``requested`` 0): one per CPU, at most :data:`MAX_AUTO_WORKERS`, when bundled implementations
+    run (their Spark and Kernel work is what takes minutes); one when only ``--impl-cmd`` programs
+    run, whose reader-only runs take seconds and would mostly pay for starting the workers."""
+    bundled = bool(args.impl) or not args.impl_cmd or args.cross_writers not in (None, "none")
+    count = requested or (min(len(os.sched_getaffinity(0)), MAX_AUTO_WORKERS) if bundled else 1)
+    if count > 1 and importlib.util.find_spec("xdist") is None:
+        print("[conformance] pytest-xdist is not installed: running in one process", file=sys.stderr)
+        return 1
+    return count
 
 
 def run_suite(args: argparse.Namespace) -> int:
@@ -177,6 +215,9 @@ def run_suite(args: argparse.Namespace) -> int:
     if args.impl_timeout is not None:
         argv += ["--impl-timeout", str(args.impl_timeout)]
     argv += ["-q"] if args.quiet else []
+    processes = workers(args.workers, args)
+    if processes > 1:  # tests sharing an implementation's output stay in one worker (plugin.xdist_group)
+        argv += ["-n", str(processes), "--dist", "loadgroup"]
     for name in args.impl:
         argv += ["--impl", name]
     for command in args.impl_cmd:

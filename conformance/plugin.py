@@ -15,6 +15,10 @@ NAME=COMMAND`` (repeatable), ``--impl-timeout``, ``--fixtures-dir``, ``--expecta
 ``--ckpt-results PATH`` (write ``results.json``), ``--strict-expectations`` (an expectation entry
 that matches no test is an error), ``--fail-on must|should|never``.
 
+Under pytest-xdist (``conformance run --workers N``) each worker runs its share and sends every
+result to the controller, which writes ``results.json`` in collection order; the tests sharing an
+implementation's output stay in one worker (:func:`xdist_group`, :mod:`conformance.scheduling`).
+
 Markers: ``requirement(*ids)`` — every ID must exist in ``spec/requirements.json`` or collection
 fails. Each test gets ``user_properties`` (requirement, level, implementation) that JUnit XML and
 ``results.json`` carry. Implementations that cannot start are skipped with their reason — and
@@ -26,6 +30,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from importlib import metadata
@@ -109,6 +115,11 @@ class _PluginState:
     items: dict[str, dict[str, Any]] | None = None
     results: list[dict[str, Any]] | None = None
     started: float = 0.0
+    #: Under pytest-xdist, in the controller: the collected test IDs in order, and the implementations
+    #: each worker reported (the controller collects nothing and builds no registry itself).
+    order: list[str] | None = None
+    worker_implementations: list[dict[str, Any]] | None = None
+    usage_error: str | None = None
 
     def get_registry(self) -> Registry:
         if self.registry is None:
@@ -228,7 +239,10 @@ def pytest_configure(config: pytest.Config) -> None:
         "slow: takes more than a few seconds",
     ):
         config.addinivalue_line("markers", line)
-    config.stash[_STATE] = _PluginState(config, items={}, results=[], started=time.time())
+    state = _PluginState(config, items={}, results=[], started=time.time())
+    config.stash[_STATE] = state
+    if not hasattr(config, "workerinput"):  # an xdist worker sends its reports to the controller instead
+        config.pluginmanager.register(_ResultCollector(state), "delta-checkpoint-conformance-results")
 
 
 def _state(config: pytest.Config) -> _PluginState:
@@ -439,6 +453,40 @@ def _item_requirements(item: pytest.Item) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
+#: ``workerinput`` key: the directory where each xdist worker writes its test groups for the scheduler.
+GROUPS_DIR_INPUT = "ckpt_groups_dir"
+#: ``workeroutput`` keys: an xdist worker's implementations, and the usage error that stopped it.
+IMPLEMENTATIONS_OUTPUT = "ckpt_implementations"
+USAGE_ERROR_OUTPUT = "ckpt_usage_error"
+
+
+def xdist_group(params: dict[str, Any]) -> str | None:
+    """The worker group of a test with these parameters: the tests that inspect or read one output of an
+    implementation run in one worker, so that each output is made once per run — a writer profile's
+    checkpoint of a shape (its writer tests and every reader's cross test), a cleanup case (the case's
+    table, every cleaner's cleaned copy, every reader's reads of it).
+    Other tests (the readers' fixture tests) go to whichever worker is free."""
+    writer = params.get("writer_profile")
+    if isinstance(writer, tuple) and "shape_name" in params:
+        return f"write-{writer[0]}-{writer[1]}-{params['shape_name']}"
+    if "cleanup_case_name" in params:  # the case's table is built once, then every cleaner cleans a copy
+        return f"clean-{params['cleanup_case_name']}"
+    return None
+
+
+def _share_groups(config: pytest.Config, groups: dict[str, str]) -> None:
+    """In an xdist worker, write the test groups (test ID -> group) where the controller's scheduler reads
+    them: the controller collects nothing itself, and xdist's own ``xdist_group`` marks are lost
+    with pytest 9 (xdist renames the test by an attribute pytest no longer reads)."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None or GROUPS_DIR_INPUT not in workerinput:
+        return
+    target = Path(workerinput[GROUPS_DIR_INPUT]) / f"{workerinput['workerid']}.json"
+    partial = target.with_suffix(".partial")
+    partial.write_text(json.dumps(groups))
+    partial.replace(target)
+
+
 def _deselect_roleless(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Leave out (as deselected, not as "empty parameter set" skips) the tests that need a role no
     implementation under test plays: a run tests what the implementations' roles allow."""
@@ -460,6 +508,22 @@ def _deselect_roleless(config: pytest.Config, items: list[pytest.Item]) -> None:
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
+    try:
+        _prepare_items(config, items)
+    except pytest.UsageError as exc:
+        workeroutput = getattr(config, "workeroutput", None)
+        if workeroutput is None:
+            raise
+        # An xdist worker would still hand its tests to the controller, then stop, which the controller
+        # reports as a crash: it runs nothing instead, and the controller reports the error (exit status 4).
+        workeroutput[USAGE_ERROR_OUTPUT] = str(exc)
+        config.hook.pytest_deselected(items=list(items))
+        items[:] = []
+
+
+def _prepare_items(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect what no role allows, check requirement IDs, record each test's metadata and group, apply
+    the expectations (skip, xfail) and, with ``--strict-expectations``, refuse stale entries."""
     state = _state(config)
     collected_functions = {item.nodeid.split("[", 1)[0] for item in items}  # before deselection
     _deselect_roleless(config, items)
@@ -470,6 +534,7 @@ def pytest_collection_modifyitems(
     unknown: list[str] = []
     involved_names: set[str] = set()
     metadata: dict[str, dict[str, Any]] = {}
+    groups: dict[str, str] = {}
     for item in items:
         reqs = _item_requirements(item)
         for req in reqs:
@@ -484,11 +549,15 @@ def pytest_collection_modifyitems(
         for impl in impls:
             item.user_properties.append(("implementation", impl))
         metadata[item.nodeid] = {"requirements": reqs, "implementations": impls, **_params(item)}
+        group = xdist_group(getattr(getattr(item, "callspec", None), "params", {}))
+        if group is not None:
+            groups[item.nodeid] = group
     if unknown:
         raise pytest.UsageError(
             "unknown requirement ID(s) (not in spec/requirements.json):\n  " + "\n  ".join(unknown)
         )
     state.items = metadata
+    _share_groups(config, groups)
     if not involved_names:
         return
     sources = [DEFAULT_EXPECTATIONS, *(Path(p) for p in config.option.ckpt_expectations)]
@@ -564,12 +633,74 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     outcome = yield
     report: pytest.TestReport = outcome.get_result()
-    result = _record(_state(item.config), item, report)
-    if result is not None:  # JUnit XML (written from the teardown report): one property per score
-        for score in result["scores"]:
+    result = _result(_state(item.config), item, report)
+    if result is not None:
+        report.__dict__["ckpt_result"] = result  # travels with the report (from an xdist worker too)
+        for score in result["scores"]:  # JUnit XML (written from the teardown report): one property per score
             item.user_properties.append(
                 ("score", f"{score['requirement']} {score['implementation']}: {score['verdict']}")
             )
+
+
+class _ResultCollector:
+    """Gathers results.json in the process that writes it: the only one, or the pytest-xdist controller,
+    which receives every report (with its ``ckpt_result``) and each worker's implementations and order;
+    in the controller, it also hands the workers' test groups to the scheduler."""
+
+    def __init__(self, state: _PluginState) -> None:
+        self.state = state
+        self._groups_dir: Path | None = None
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        result = getattr(report, "ckpt_result", None)
+        if result is not None and self.state.results is not None:
+            self.state.results.append(result)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        if self.state.order is None:
+            self.state.order = list(ids)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[GROUPS_DIR_INPUT] = str(self.groups_dir())
+
+    @pytest.hookimpl(optionalhook=True, tryfirst=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        """``--dist loadgroup``: the suite's groups (:func:`xdist_group`) as the scheduler's work units."""
+        if config.getoption("dist", None) != "loadgroup":
+            return None
+        from conformance.scheduling import GroupScheduling
+
+        return GroupScheduling(config, log, self.groups_dir())
+
+    def groups_dir(self) -> Path:
+        if self._groups_dir is None:
+            self._groups_dir = Path(tempfile.mkdtemp(prefix="ckpt-groups-"))
+        return self._groups_dir
+
+    def pytest_unconfigure(self) -> None:
+        if self._groups_dir is not None:
+            shutil.rmtree(self._groups_dir, ignore_errors=True)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        output = getattr(node, "workeroutput", {})
+        if output.get(USAGE_ERROR_OUTPUT):
+            self.state.usage_error = output[USAGE_ERROR_OUTPUT]
+        reported = output.get(IMPLEMENTATIONS_OUTPUT)
+        if reported is None:
+            return
+        known = self.state.worker_implementations
+        if known is None:
+            self.state.worker_implementations = list(reported)
+            return
+        names = {i["name"]: n for n, i in enumerate(known)}
+        for impl in reported:  # an implementation that started in any worker is available
+            if impl["name"] not in names:
+                known.append(impl)
+            elif impl.get("available") and not known[names[impl["name"]]].get("available"):
+                known[names[impl["name"]]] = impl
 
 
 def _outcome(report: pytest.TestReport) -> str:
@@ -598,10 +729,9 @@ def _message(report: pytest.TestReport) -> str:
     return text if len(text) <= MAX_MESSAGE_CHARS else text[: MAX_MESSAGE_CHARS - 3] + "..."
 
 
-def _record(state: _PluginState, item: pytest.Item, report: pytest.TestReport) -> dict[str, Any] | None:
+def _result(state: _PluginState, item: pytest.Item, report: pytest.TestReport) -> dict[str, Any] | None:
+    """The results.json entry of a setup that did not pass or of a call, else None."""
     if report.when not in ("setup", "call") or (report.when == "setup" and report.passed):
-        return None
-    if state.results is None:
         return None
     outcome = _outcome(report)
     meta = (state.items or {}).get(report.nodeid, {})
@@ -635,7 +765,6 @@ def _record(state: _PluginState, item: pytest.Item, report: pytest.TestReport) -
         "checks": [c.to_json() for c in checks],
         "scores": scores,
     }
-    state.results.append(result)
     return result
 
 
@@ -652,8 +781,38 @@ def _failing(results: list[dict[str, Any]], threshold: str) -> list[str]:
     return out
 
 
+def _implementations(registry: Registry | None) -> list[dict[str, Any]]:
+    """results.json's ``implementations``: each one's facts, or why it is unavailable."""
+    if registry is None:
+        return []
+    impls = []
+    for name, impl in registry.implementations.items():
+        info = impl.info
+        impls.append(
+            {
+                "name": name,
+                "version": info.version,
+                "roles": role_names(info.roles),
+                "description": info.description,
+                "available": True,
+                "profiles": [p.name for p in info.profiles],
+                "crossWriter": name in registry.cross_writers,
+            }
+        )
+    impls += [{"name": n, "available": False, "reason": why} for n, why in registry.unavailable.items()]
+    return impls
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = _state(session.config)
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: the controller writes results.json
+        # as plain JSON values: execnet carries no enums
+        workeroutput[IMPLEMENTATIONS_OUTPUT] = json.loads(json.dumps(_implementations(state.registry)))
+        return
+    if state.usage_error is not None:  # what pytest prints and returns for a usage error in one process
+        sys.stderr.write(f"ERROR: {state.usage_error}\n")
+        session.exitstatus = exitstatus = pytest.ExitCode.USAGE_ERROR
     threshold = session.config.option.ckpt_fail_on
     failed = exitstatus == pytest.ExitCode.TESTS_FAILED
     if (
@@ -666,23 +825,15 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     target = session.config.option.ckpt_results
     if not target or state.results is None:
         return
-    registry = state.registry
-    impls = []
-    if registry is not None:
-        for name, impl in registry.implementations.items():
-            info = impl.info
-            impls.append(
-                {
-                    "name": name,
-                    "version": info.version,
-                    "roles": role_names(info.roles),
-                    "description": info.description,
-                    "available": True,
-                    "profiles": [p.name for p in info.profiles],
-                    "crossWriter": name in registry.cross_writers,
-                }
-            )
-        impls += [{"name": n, "available": False, "reason": why} for n, why in registry.unavailable.items()]
+    results = state.results
+    if state.order is not None:  # xdist: in collection order, as one process runs them
+        position = {nodeid: n for n, nodeid in enumerate(state.order)}
+        results = sorted(results, key=lambda r: position.get(r["nodeid"], len(position)))
+    impls = (
+        state.worker_implementations
+        if state.worker_implementations is not None
+        else _implementations(state.registry)
+    )
     document = {
         "suiteVersion": SUITE_VERSION,
         "specVersion": requirements_document(REQUIREMENTS_FILE)["spec_version"],
@@ -691,7 +842,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         "exitStatus": int(exitstatus),
         "failOn": threshold or "any",
         "implementations": impls,
-        "results": state.results,
+        "results": results,
     }
     path = Path(target)
     path.parent.mkdir(parents=True, exist_ok=True)

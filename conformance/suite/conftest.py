@@ -8,13 +8,13 @@ inspect the files, the cross tests read a copy whose commits before the checkpoi
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from conformance.adapter import AdapterError, Implementation, WriterProfile
-from conformance.decode.checkpoint import checkpoint_names
+from conformance.decode.checkpoint import DecodedCheckpoint, checkpoint_names, decode_checkpoint
 from conformance.decode.files import Files, files
 from conformance.decode.names import DELTA_LOG
 from conformance.tables.mutations import delete_commits_before
@@ -39,10 +39,18 @@ class WrittenTable:
     error: AdapterError | None
     checkpoint: list[str]  # the new checkpoint's top-level file or parts (relative to _delta_log)
     readable: Path | None  # copy with the commits before the checkpoint deleted
+    _decoded: DecodedCheckpoint | None = field(default=None, repr=False)
 
     @property
     def log_dir(self) -> Path:
         return self.shape.path / "_delta_log"
+
+    def decoded(self) -> DecodedCheckpoint:
+        """The new checkpoint's files decoded by the suite, once: the writer tests only read them (the
+        10,000-files shape takes a second or more to decode, and some twenty tests inspect each output)."""
+        if self._decoded is None:
+            self._decoded = decode_checkpoint(self.log_dir, self.checkpoint)
+        return self._decoded
 
     @property
     def label(self) -> str:

@@ -32,7 +32,7 @@ _UNRESERVED = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 
 
 def _decoded(w: WrittenTable) -> DecodedCheckpoint:
-    return decode_checkpoint(w.log_dir, w.checkpoint)
+    return w.decoded()
 
 
 def _is_v2(d: DecodedCheckpoint) -> bool:

@@ -1,0 +1,128 @@
+"""The matrix over several processes (``conformance run --workers N``: pytest-xdist, ``--dist loadgroup``).
+
+Issue #15 item 7: spreading the run over the machine's cores must change nothing in the reports — the
+same test IDs with the same outcomes and scores in results.json (in collection order), the same JUnit
+test cases, the implementations listed — and each implementation output must still be made once: the
+tests of one writer profile on one shape (its writer tests and the cross tests reading it) share a
+group (:mod:`conformance.scheduling`), run in one worker, and so share one written table.
+
+The nested runs use the deltalake example program (``conformance/examples/deltalake_harness.py``) as
+writer and reader: no Spark, no JVM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import xml.etree.ElementTree as ET
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.cli import MAX_AUTO_WORKERS, workers
+from conformance.plugin import xdist_group
+
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parents[2]
+HARNESS = ROOT / "conformance" / "examples" / "deltalake_harness.py"
+SHAPES = "partitioned,empty"
+
+
+def _run(pytester: pytest.Pytester, name: str, *extra: str) -> tuple[dict[str, Any], Path, Path]:
+    out = pytester.path / name
+    out.mkdir()
+    basetemp = out / "tmp"
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        f"--basetemp={basetemp}",
+        "--pyargs",
+        "conformance.suite.test_writer_output",
+        "conformance.suite.test_cross",
+        "--impl-cmd",
+        f"dl={sys.executable} {HARNESS}",
+        "--ckpt-shapes",
+        SHAPES,
+        "--ckpt-results",
+        str(out / "results.json"),
+        f"--junitxml={out / 'junit.xml'}",
+        *extra,
+    )
+    assert result.ret in (0, 1), f"{name}: pytest exit status {result.ret}:\n{result.stdout.str()[-3000:]}"
+    return json.loads((out / "results.json").read_text()), out / "junit.xml", basetemp
+
+
+def _cases(junit: Path) -> list[tuple[str, str, tuple[str, ...], tuple[tuple[str, str], ...]]]:
+    cases = []
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        outcome = tuple(sorted(c.tag for c in case if c.tag in ("failure", "error", "skipped")))
+        props = tuple(sorted((p.get("name", ""), p.get("value", "")) for p in case.iter("property")))
+        cases.append((case.get("classname", ""), case.get("name", ""), outcome, props))
+    return sorted(cases)
+
+
+def _written(basetemp: Path) -> Counter[str]:
+    """How many times each writer output (``<writer>-<profile>-<shape>`` directory) was made."""
+    pattern = re.compile(r"^dl-[\w.-]+-(?:partitioned|empty)\d+$")
+    return Counter(re.sub(r"\d+$", "", d.name) for d in basetemp.rglob("dl-*") if pattern.match(d.name))
+
+
+@pytest.mark.deltalake
+@pytest.mark.slow
+def test_two_workers_report_what_one_process_reports(pytester: pytest.Pytester) -> None:
+    """``-n 2 --dist loadgroup`` gives the results.json entries (IDs, outcomes, scores, order), the JUnit
+    test cases and the implementations of a run in one process, and writes each output once."""
+    serial, serial_junit, serial_tmp = _run(pytester, "serial")
+    parallel, parallel_junit, parallel_tmp = _run(pytester, "parallel", "-n", "2", "--dist", "loadgroup")
+
+    def entries(doc: dict[str, Any]) -> list[tuple[str, str, str]]:
+        return [(r["nodeid"], r["outcome"], json.dumps(r["scores"], sort_keys=True)) for r in doc["results"]]
+
+    assert entries(serial), "the serial run recorded no results"
+    assert entries(parallel) == entries(serial), (
+        f"results.json differs: serial {len(serial['results'])} entries, parallel {len(parallel['results'])}; "
+        f"first differences: {[e for e in entries(parallel) if e not in entries(serial)][:3]}"
+    )
+    assert parallel["implementations"] == serial["implementations"], parallel["implementations"]
+    assert _cases(parallel_junit) == _cases(serial_junit), f"JUnit test cases differ ({parallel_junit})"
+    made = _written(parallel_tmp)
+    assert made and made == _written(serial_tmp), (
+        f"outputs made: parallel {made}, serial {_written(serial_tmp)}"
+    )
+    assert set(made.values()) == {1}, f"an output was written more than once over two workers: {made}"
+
+
+def test_groups_keep_each_output_in_one_worker() -> None:
+    """Writer and cross tests of one writer profile on one shape share a group, every cleanup test of a case
+    shares one, the readers' fixture tests have none."""
+    write = xdist_group({"writer_profile": ("delta-spark", "v2-json"), "shape_name": "partitioned"})
+    cross = xdist_group(
+        {"writer_profile": ("delta-spark", "v2-json"), "shape_name": "partitioned", "reader_name": "x"}
+    )
+    assert write == cross == "write-delta-spark-v2-json-partitioned", (write, cross)
+    assert xdist_group({"writer_profile": ("delta-spark", "v2-json"), "shape_name": "empty"}) != write
+    clean = {xdist_group({"cleaner_name": c, "cleanup_case_name": "classic"}) for c in ("a", "b")}
+    assert clean == {"clean-classic"}, clean
+    assert xdist_group({"reader_name": "x", "fixture_expectation": object()}) is None
+
+
+def test_auto_workers_spread_bundled_implementations_only() -> None:
+    """``--workers auto`` uses every CPU (at most 4) when bundled implementations run, one process for
+    ``--impl-cmd`` programs alone; a number given is taken as it is."""
+    cpus = min(len(os.sched_getaffinity(0)), MAX_AUTO_WORKERS)
+
+    def run(**options: Any) -> int:
+        defaults: dict[str, Any] = {"impl": [], "impl_cmd": [], "cross_writers": None}
+        return workers(0, argparse.Namespace(**{**defaults, **options}))
+
+    assert run() == cpus, "the default run (every bundled implementation)"
+    assert run(impl=["reference"]) == cpus
+    assert run(impl_cmd=["mine=./h"]) == 1, "a harness alone"
+    assert run(impl_cmd=["mine=./h"], cross_writers="bundled") == cpus, "a harness reading live writers"
+    assert workers(3, argparse.Namespace(impl=[], impl_cmd=["mine=./h"], cross_writers=None)) == 3
