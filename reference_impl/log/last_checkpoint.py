@@ -280,7 +280,7 @@ def parse_last_checkpoint(text: str, *, path: str = "_last_checkpoint") -> LastC
         raise LastCheckpointCorrupt("the file is empty", path=path, rule="CKPT-READ-010")
     try:
         document = json.loads(text, object_pairs_hook=_reject_duplicates)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply (CKPT-READ-010)
         raise LastCheckpointCorrupt(f"not valid JSON: {exc}", path=path) from exc
     if not isinstance(document, dict):
         raise LastCheckpointCorrupt("not a JSON object", path=path)

@@ -206,6 +206,7 @@ def test_unknown_members_are_ignored() -> None:
         ('{"version":1,"size":2,"checksum":5}', "checksum"),
         ('{"version":1,"size":2,"tags":{"a":1}}', "tags"),
         ('{"version":1,"size":2,"checkpointSchema":"x"}', "checkpointSchema"),
+        ('{"version":1,"size":2,"tags":' + "[" * 5000 + "]" * 5000 + "}", "not valid JSON"),
         ('{"version":1,"size":2,"v2Checkpoint":{"sizeInBytes":1,"modificationTime":1}}', "path"),
         (
             '{"version":1,"size":2,"v2Checkpoint":{"path":"p","sizeInBytes":1,"modificationTime":1,"nonFileActions":[{}]}}',
