@@ -58,7 +58,9 @@ class LocalStorage:
         out: list[FileInfo] = []
         for entry in self._scan(directory):
             try:
-                if not entry.is_file(follow_symlinks=True) or _escapes(Path(entry.path)):
+                if not entry.is_file(follow_symlinks=True) or (
+                    entry.is_symlink() and _escapes(Path(entry.path))
+                ):
                     continue
                 st = entry.stat()
             except FileNotFoundError:  # deleted between scandir and stat
