@@ -28,6 +28,8 @@ from spec.table_state import TableState
 
 #: ``--workers auto``: one test process per CPU, at most this many (each may run a Spark JVM).
 MAX_AUTO_WORKERS = 4
+#: The directory holding the ``conformance`` package: a checkout, or site-packages of an installed wheel.
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 
 _DEMO_DOC = """``delta-ckpt demo [--out DIR]``: write a small table with delta-spark, then read it back with ours.
 
@@ -58,6 +60,7 @@ _EPILOG = """examples:
   delta-ckpt conformance run --impl-cmd mine="./my-harness --stdio"   # your implementation, any language
   delta-ckpt conformance run --impl-cmd mine="./my-harness" --expectations mine.yaml --fail-on should
   delta-ckpt conformance run --shapes quick -k "reader_fixture"
+  delta-ckpt conformance run --workers 1                       # one process (default auto: one per CPU)
 
 expectations: a YAML file (or a directory of <implementation>.yaml files) listing, with a reason,
   tests an implementation cannot run (skip) and tests it is known to fail (xfail, strict: a pass
@@ -193,6 +196,13 @@ def run_suite(args: argparse.Namespace) -> int:
     argv = [
         "--pyargs",
         "conformance.suite",
+        # Test IDs start at the installed package (conformance/suite/…), wherever it is installed and
+        # whatever the current directory: an ID copied from one report matches in any other.
+        f"--rootdir={PACKAGE_ROOT}",
+        # This command imported the suite's packages before pytest could rewrite their assertions; the
+        # test modules themselves are imported (and rewritten) later, so the warning says nothing useful.
+        "-W",
+        "ignore::pytest.PytestAssertRewriteWarning",
         "-p",
         "no:cacheprovider",
         "-o",
