@@ -83,6 +83,7 @@ AREAS: Final[frozenset[str]] = frozenset(
         "PART",
         "V2",
         "SIDE",
+        "INC",
         "COMPAT",
         "LAST",
         "CKSUM",

@@ -68,6 +68,11 @@ def register(sub: Any) -> None:
         help="V2: file actions per sidecar (default: by actions, bytes and cores, at most 50000 each)",
     )
     parser.add_argument(
+        "--incremental",
+        action="store_true",
+        help="V2: bucket the sidecars and reuse the previous checkpoint's sidecars that no commit since touched",
+    )
+    parser.add_argument(
         "--no-sidecars",
         action="store_true",
         help="V2: put every file action in the top-level file instead of sidecars",
@@ -124,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
         top_level_format=args.top_level_format,
         actions_per_sidecar=args.actions_per_sidecar,
         sidecars=not args.no_sidecars,
+        incremental=args.incremental,
         parts=args.parts,
         stats=args.stats,
         compression=args.compression,

@@ -47,6 +47,9 @@ class CheckpointOptions:
     top_level_format: TopLevelFormat = TopLevelFormat.JSON
     actions_per_sidecar: int | None = None
     sidecars: bool = True
+    #: V2 with sidecars: record a bucket layout and reuse the base checkpoint's untouched sidecars
+    #: (:mod:`reference_impl.write.incremental`).
+    incremental: bool = False
     parts: int | None = None
     stats: StatsMode | None = None
     compression: str | None = None
@@ -68,6 +71,7 @@ class CheckpointPlan:
     top_level_format: TopLevelFormat
     sidecars: bool
     actions_per_sidecar: int | None  # None: sized by actions, bytes and cores (reference_impl.write.sizing)
+    incremental: bool
     parts: int
     stats_json: bool
     stats_struct: bool
@@ -151,6 +155,12 @@ def resolve_plan(options: CheckpointOptions, snap: Snapshot) -> CheckpointPlan:
     per_sidecar = options.actions_per_sidecar  # None: automatic; 0 is an invalid value, not "unset"
     if per_sidecar is not None and per_sidecar <= 0:
         raise InvalidOption(f"actions_per_sidecar must be positive, got {per_sidecar}", path=table)
+    if options.incremental and (spec is not CheckpointSpec.V2 or not options.sidecars):
+        raise InvalidOption(
+            "incremental checkpoints reuse sidecars: they need spec v2 with sidecars",
+            path=table,
+            rule="CKPT-INC-001",
+        )
     if stats is None:
         stats_json, stats_struct = snap.properties.write_stats_as_json, snap.properties.write_stats_as_struct
     else:
@@ -164,6 +174,7 @@ def resolve_plan(options: CheckpointOptions, snap: Snapshot) -> CheckpointPlan:
         top_level_format=top_level_format,
         sidecars=options.sidecars,
         actions_per_sidecar=per_sidecar,
+        incremental=options.incremental,
         parts=parts or 1,
         stats_json=stats_json,
         stats_struct=stats_struct,

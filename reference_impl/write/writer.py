@@ -61,12 +61,25 @@ from reference_impl.log.naming import (
     uuid_checkpoint_name,
 )
 from reference_impl.log.table import Table, open_table
+from reference_impl.read.sidecars import resolve_sidecar
 from reference_impl.read.snapshot import Snapshot, read_snapshot
 from reference_impl.spark.columns import as_nullable, nullable_df
 from reference_impl.spark.schemas import ACTION_STRUCTS
 from reference_impl.spark.session import session_source
 from reference_impl.storage import Location, SessionSource
 from reference_impl.write.hint import last_checkpoint_document, schema_json, write_hint
+from reference_impl.write.incremental import (
+    BUCKETS_TAG,
+    LAYOUT,
+    LAYOUT_TAG,
+    ROOT_TAG,
+    ReusePlan,
+    bucket_of,
+    bucket_tags,
+    file_key,
+    layout_buckets,
+    plan_reuse,
+)
 from reference_impl.write.options import CheckpointOptions, CheckpointPlan, resolve_plan
 from reference_impl.write.publish import Publisher
 from reference_impl.write.result import CheckpointResult, FileRole, WrittenFile
@@ -84,7 +97,7 @@ from reference_impl.write.staging import ActionCounts, StagedFile, StagingArea, 
 from spec.vocabulary import CheckpointNaming, CheckpointSpec, LogFileKind, TopLevelFormat
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 
 class _Writer:
@@ -104,11 +117,14 @@ class _Writer:
         self.storage = snap.storage
         self.staging = StagingArea(self.storage, self.log_dir)
         self.publisher = Publisher(spark, self.storage, self.log_dir, options.file_time_ms)
+        self.sidecar_tags: dict[str, dict[str, str]] = {}  # incremental: bare sidecar name -> its tags
+        self.layout_buckets: int | None = None
 
     # -- staging + verification -------------------------------------------------------------
 
-    def _partitioned(self, df: DataFrame, num: int) -> DataFrame:
-        key = F.coalesce(F.col("add.path"), F.col("remove.path"))
+    def _partitioned(self, df: DataFrame, num: int, key: Column | None = None) -> DataFrame:
+        """``df`` in ``num`` hash partitions of ``key`` (default delta-spark's: the raw path), sorted."""
+        key = F.coalesce(F.col("add.path"), F.col("remove.path")) if key is None else key
         return self.hooks.prepare(df.repartition(num, key).sortWithinPartitions(*row_order(df)))
 
     def _stage_verified(
@@ -172,19 +188,34 @@ class _Writer:
     # -- V2 ------------------------------------------------------------------------------------
 
     def write_sidecars(self, state: CheckpointRows) -> tuple[list[WrittenFile], T.StructType]:
-        """The file actions in sidecars (as many as :mod:`~reference_impl.write.sizing` says), published and re-checked."""
+        """The file actions in sidecars (as many as :mod:`~reference_impl.write.sizing` says), published and re-checked.
+
+        With ``incremental`` the sidecars are buckets, and the base checkpoint's sidecars of buckets
+        no commit touched are listed again (:mod:`~reference_impl.write.incremental`).
+        """
         file_rows = state.file_rows()
         total = state.file_actions
         cores = self.spark.sparkContext.defaultParallelism
         num = sidecar_count(total, state.estimated_bytes, cores, self.plan.actions_per_sidecar)
-        expect = ActionCounts(total, state.adds, state.removes)
-        df = self._partitioned(file_rows, num)
+        reuse: ReusePlan | None = None
+        rows, expect = file_rows, ActionCounts(total, state.adds, state.removes)
+        if self.plan.incremental:
+            num = layout_buckets(self.snap, num, total, self.plan.actions_per_sidecar)
+            reuse = self._plan_reuse(num, file_rows.schema)
+            if reuse is not None:
+                rows = file_rows.where(bucket_of(num, self.snap.table).isin(sorted(reuse.dirty)))
+                expect = _row_counts(rows)
+        df = self._partitioned(rows, num, file_key(self.snap.table) if self.plan.incremental else None)
+        empty = total == 0 and reuse is None
         staged, counts = self._stage_verified(
-            df, "sidecars", num=num, fill_empty=total == 0, fmt="parquet", expect=expect
+            df, "sidecars", num=num, fill_empty=empty, fmt="parquet", expect=expect
         )
-        staged = staged[:1] if total == 0 else staged  # an empty table gets one empty sidecar, as delta-spark
+        staged = staged[:1] if empty else staged  # an empty table gets one empty sidecar, as delta-spark
+        if reuse is not None:  # Spark writes a schema-only file when no bucket is dirty: not a bucket
+            staged = [s for s in staged if counts[s.path.name].rows > 0]
         self.hooks.reached(PublicationPoint.STAGED)
         self.storage.mkdirs(self.log_dir / SIDECAR_DIR)
+        oldest = self._oldest_tombstones(staged) if self.plan.incremental else {}
         written = []
         with self.progress.phase(f"publish {len(staged)} sidecar(s)"):
             for index, item in enumerate(staged, start=1):
@@ -195,10 +226,100 @@ class _Writer:
                         item.path, name, FileRole.SIDECAR, counts[item.path.name], unique_name=True
                     )
                 )
+                if self.plan.incremental:
+                    self.sidecar_tags[written[-1].base_name] = bucket_tags(
+                        item.partition, oldest[item.path.name]
+                    )
                 self.hooks.reached(PublicationPoint.SIDECAR_PUBLISHED, index)
         self.hooks.reached(PublicationPoint.SIDECARS_PUBLISHED)
+        if reuse is not None:
+            written += self._reused_sidecars(reuse, ActionCounts(total, state.adds, state.removes), written)
         self.publisher.verify_sidecars(written)
+        if self.plan.incremental:
+            self.layout_buckets = num
         return written, file_rows.schema
+
+    def _plan_reuse(self, buckets: int, schema: T.StructType) -> ReusePlan | None:
+        with self.progress.phase("incremental: find the buckets to rewrite"):
+            schema_text = json.dumps(schema_json(schema), separators=(",", ":"))
+            cutoff = self.snap.now_ms - self.snap.properties.deleted_file_retention_ms
+            found = plan_reuse(self.spark, self.snap, buckets, schema_text, cutoff)
+            if isinstance(found, str):
+                self.progress.note(f"incremental: full write ({found})")
+                return None
+            self.progress.note(
+                f"incremental: {len(found.reused)} sidecar(s) reused, {len(found.dirty)} bucket(s) rewritten"
+            )
+            return found
+
+    def _oldest_tombstones(self, staged: list[StagedFile]) -> dict[str, int | None]:
+        """Per staged file, the smallest ``remove.deletionTimestamp`` it holds (None: no tombstone)."""
+        if not staged:
+            return {}
+        df = self.spark.read.parquet(*[s.path.spark_uri() for s in staged])
+        rows = df.groupBy(F.col("_metadata.file_name").alias("name")).agg(
+            F.min("remove.deletionTimestamp").alias("oldest")
+        )
+        found = {r["name"]: r["oldest"] for r in rows.collect()}
+        return {s.path.name: found.get(s.path.name) for s in staged}
+
+    def _reused_sidecars(
+        self, reuse: ReusePlan, state: ActionCounts, written: list[WrittenFile]
+    ) -> list[WrittenFile]:
+        """The base's sidecars of clean buckets, re-checked: every row in its bucket, and with the new
+        sidecars exactly the state's counts (``CKPT-INC-002``); a failure publishes no top-level file."""
+        out: list[WrittenFile] = []
+        if not reuse.reused:
+            return out
+        with self.progress.phase(f"incremental: re-check {len(reuse.reused)} reused sidecar(s)"):
+            paths = {
+                b: resolve_sidecar(self.storage, self.log_dir, action) for b, action in reuse.reused.items()
+            }
+            df = self.spark.read.parquet(*[p.path.spark_uri() for p in paths.values()])
+            rows = df.groupBy(F.col("_metadata.file_name").alias("name")).agg(
+                F.count(F.lit(1)).alias("rows"),
+                F.count("add").alias("adds"),
+                F.count("remove").alias("removes"),
+                F.min(bucket_of(reuse.buckets, self.snap.table)).alias("low"),
+                F.max(bucket_of(reuse.buckets, self.snap.table)).alias("high"),
+            )
+            found = {r["name"]: r for r in rows.collect()}
+            for bucket, sidecar in sorted(paths.items()):
+                row = found.get(sidecar.name)
+                if row is None or not (row["low"] == row["high"] == bucket):
+                    raise SelfCheckFailed(
+                        f"reused sidecar {sidecar.name} holds rows of buckets {row and (row['low'], row['high'])}, "
+                        f"not only bucket {bucket}",
+                        path=str(sidecar.path),
+                        rule="CKPT-INC-002",
+                    )
+                action = reuse.reused[bucket]
+                counts = ActionCounts(int(row["rows"]), int(row["adds"]), int(row["removes"]))
+                name = f"{SIDECAR_DIR}/{sidecar.name}"
+                out.append(
+                    WrittenFile(
+                        name,
+                        FileRole.SIDECAR,
+                        int(action["sizeInBytes"]),
+                        int(action["modificationTime"]),
+                        counts.rows,
+                        counts.adds,
+                        counts.removes,
+                        kept_existing=True,
+                    )
+                )
+                self.sidecar_tags[sidecar.name] = dict(action.get("tags") or {})
+            together = ActionCounts.total(
+                {f.name: ActionCounts(f.rows, f.adds, f.removes) for f in [*written, *out]}
+            )
+            if together != state:
+                raise SelfCheckFailed(
+                    f"new and reused sidecars hold {together.adds} add / {together.removes} remove, but the state "
+                    f"has {state.adds} live files / {state.removes} tombstones",
+                    path=str(self.log_dir),
+                    rule="CKPT-INC-002",
+                )
+        return out
 
     def _checkpoint_metadata(
         self, state: CheckpointRows, sidecars: list[WrittenFile], sidecar_schema: T.StructType
@@ -208,6 +329,9 @@ class _Writer:
             tags["sidecarNumActions"] = str(sum(s.rows for s in sidecars))
             tags["sidecarSizeInBytes"] = str(sum(s.size_in_bytes for s in sidecars))
         tags["numOfAddFiles"] = str(state.adds)
+        if self.plan.incremental and self.layout_buckets is not None:
+            tags[LAYOUT_TAG], tags[BUCKETS_TAG] = LAYOUT, str(self.layout_buckets)
+            tags[ROOT_TAG] = str(self.snap.table)
         if self.plan.sidecars:
             schema_text = json.dumps(schema_json(sidecar_schema), separators=(",", ":"))
             if len(schema_text) <= CHECKPOINT_SCHEMA_THRESHOLD:
@@ -229,6 +353,7 @@ class _Writer:
                     "path": s.base_name,
                     "sizeInBytes": s.size_in_bytes,
                     "modificationTime": s.modification_time,
+                    **({"tags": self.sidecar_tags[s.base_name]} if s.base_name in self.sidecar_tags else {}),
                 }
             }
             for s in sidecars
@@ -295,6 +420,14 @@ class _Writer:
                 unique_name=parse_log_file_name(name).kind is LogFileKind.CHECKPOINT_UUID,
             )
         return written, (df.schema if fmt is TopLevelFormat.PARQUET else None)
+
+
+def _row_counts(rows: DataFrame) -> ActionCounts:
+    """Rows, adds and removes of ``rows`` (the state's rows of the buckets to rewrite): one aggregation."""
+    row = rows.agg(
+        F.count(F.lit(1)).alias("n"), F.count("add").alias("a"), F.count("remove").alias("r")
+    ).collect()[0]
+    return ActionCounts(int(row["n"]), int(row["a"]), int(row["r"]))
 
 
 def _with_rule(exc: CheckpointError, rule: str) -> CheckpointError:

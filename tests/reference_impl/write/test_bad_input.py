@@ -255,9 +255,11 @@ def test_unwritable_delta_log_is_refused(
         ("v2", None, CheckpointOptions(actions_per_sidecar=0), "INVALID_OPTION"),
         ("v2", None, CheckpointOptions(actions_per_sidecar=-5), "INVALID_OPTION"),
         ("plain", None, CheckpointOptions(stats="csv"), "INVALID_OPTION"),
+        ("v2", None, CheckpointOptions(spec="v1", incremental=True), "INVALID_OPTION"),
+        ("v2", None, CheckpointOptions(sidecars=False, incremental=True), "INVALID_OPTION"),
     ],
     ids=["version-beyond-log", "unknown-spec", "zero-actions-per-sidecar", "negative-actions-per-sidecar",
-         "unknown-stats-form"],
+         "unknown-stats-form", "incremental-v1", "incremental-without-sidecars"],
 )  # fmt: skip
 def test_api_refuses_bad_options(
     kind: str, version: int | None, options: CheckpointOptions, code: str, spark: SparkSession, tmp_path: Path
