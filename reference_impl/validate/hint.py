@@ -76,6 +76,9 @@ def _parse(raw: bytes) -> Generator[Finding, None, dict[str, Any] | None]:
     except ValueError as exc:
         yield _finding("CKPT-LAST-001", text[:80], f"not valid JSON: {exc}")
         return None
+    except RecursionError:
+        yield _finding("CKPT-LAST-001", text[:80], "nested too deeply to be a _last_checkpoint document")
+        return None
     if not isinstance(document, dict):
         yield _finding("CKPT-LAST-001", type(document).__name__, "not a JSON object")
         return None

@@ -108,6 +108,15 @@ def test_a_stale_hint_is_a_should_finding_only(tmp_path: Path) -> None:
     assert report.exit_status == 0
 
 
+def test_a_deeply_nested_hint_is_a_finding_not_a_crash(tmp_path: Path) -> None:
+    """A _last_checkpoint nested 5,000 arrays deep: MUST CKPT-LAST-001, no RecursionError."""
+    table = copy_fixture("v1_classic", tmp_path)
+    deep = '{"version":3,"size":5,"tags":' + "[" * 5000 + "]" * 5000 + "}"
+    (log(table) / "_last_checkpoint").write_text(deep)
+    report = validate(table)
+    assert rules(report).get("CKPT-LAST-001") == "MUST", describe(report)
+
+
 def test_no_hint_is_no_finding(tmp_path: Path) -> None:
     """A table without _last_checkpoint breaks no rule (the hint is optional)."""
     report = validate(copy_fixture("hint_missing", tmp_path))
