@@ -4,7 +4,8 @@ Spec: ``spec/checkpoints.md`` §5 Checkpoint file schemas (``CKPT-SCHEMA-*``), �
 checkpoints (JSON top-level files, ``CKPT-V2-005``) and §12 Sidecar files.
 
 :func:`summarise` reads a Parquet file with pyarrow batch by batch (its footer first) or a JSON
-top-level file line by line, and keeps only what the checks need: the schema, the row count, how
+top-level file line by line (a line that is not JSON makes the file unreadable, as it does for
+readers; a line that is not UTF-8 is only recorded), and keeps only what the checks need: the schema, the row count, how
 many rows hold each action, how many rows hold other than exactly one action, how many ``remove``
 rows carry ``stats`` or ``tags``, and the non-file actions themselves (few). File actions are
 counted, never kept, so a checkpoint of millions of files costs one batch of memory.
@@ -101,16 +102,19 @@ def _summarise_parquet(handle: Any, summary: FileSummary) -> None:
 
 def _summarise_json(data: bytes, summary: FileSummary) -> None:
     check = validator("checkpoint_action.schema.json")
-    for number, line in enumerate(data.decode("utf-8").splitlines(), start=1):
-        if not line.strip():
+    for number, raw in enumerate(data.splitlines(), start=1):
+        if not raw.strip():
             continue
         summary.rows += 1
         try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:  # kept (as surrogates) so the actions are still checked
+            summary.invalid_lines.append(f"line {number}: not UTF-8 at byte {exc.start}")
+            line = raw.decode("utf-8", "surrogateescape")
+        try:
             action = json.loads(line)
-        except ValueError as exc:
-            summary.invalid_lines.append(f"line {number}: not JSON ({exc})")
-            summary.rows_not_one_action += 1
-            continue
+        except ValueError as exc:  # readers read JSON lines FAILFAST: the whole file is unreadable
+            raise ValueError(f"line {number} is not JSON ({exc})") from exc
         errors = sorted(check.iter_errors(action), key=lambda e: list(e.absolute_path))
         if errors:
             where = "/".join(map(str, errors[0].absolute_path)) or "<root>"

@@ -77,7 +77,8 @@ def edit_top_level(change: Callable[[list[dict[str, Any]]], None]) -> Mutation:
         path = top_level_json(table)
         actions = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
         change(actions)
-        path.write_text("".join(json.dumps(a) + "\n" for a in actions), encoding="utf-8")
+        text = "".join(json.dumps(a, ensure_ascii=False) + "\n" for a in actions)
+        path.write_bytes(text.encode("utf-8", "surrogateescape"))  # lone surrogates: invalid UTF-8 on purpose
 
     return mutate
 

@@ -62,6 +62,7 @@ ATTACKS: dict[str, tuple[Attack, str]] = {
     "plain-traversal": (_path(_relative), "SIDECAR_PATH_INVALID"),
     "file-uri-of-other-table": (_path(lambda t, x: x.as_uri()), "SIDECAR_PATH_INVALID"),
     "uri-of-other-store": (_path(lambda t, x: f"s3://elsewhere/t/_delta_log/_sidecars/{x.name}"), "SIDECAR_PATH_INVALID"),
+    "invalid-utf8": (_path(lambda t, x: "..%2F" + x.name + "\udcff"), "SIDECAR_MISSING"),
     "nul-byte": (_path(lambda t, x: f"{x.name}\x00.parquet"), "SIDECAR_PATH_INVALID"),
     "over-long-name": (_path(lambda t, x: "a" * 300 + ".parquet"), "SIDECAR_PATH_INVALID"),
     "sidecar-is-a-link-out": (_link_sidecar, "SIDECAR_PATH_INVALID"),
