@@ -53,3 +53,37 @@ def test_benchmark_smoke(deltalake: ModuleType, tmp_path: Path) -> None:
     text = results.read_text()
     for needle in ("| min | median | max |", "ours V2 / deltalake (V1)", "run_checkpoint_bench.py --sizes"):
         assert needle in text, f"{results} lacks {needle!r}"
+
+
+@pytest.mark.deltalake
+def test_matrix_benchmark_smoke(deltalake: ModuleType, tmp_path: Path) -> None:
+    """The matrix benchmark times ``conformance run`` with 1 and 2 workers on a small reader-only run and
+    reports each run's wall time, load and results, the same in both."""
+    results = tmp_path / "MATRIX_RESULTS.md"
+    harness = REPO_ROOT / "conformance" / "examples" / "deltalake_harness.py"
+    cmd = [
+        sys.executable,
+        str(REPO_ROOT / "benchmarks" / "run_matrix_bench.py"),
+        "--workers",
+        "1",
+        "2",
+        "--reps",
+        "1",
+        "--results",
+        str(results),
+        "--work",
+        str(tmp_path / "work"),
+        "--",
+        "--impl-cmd",
+        f"dl={sys.executable} {harness} --reader-only",
+        "-k",
+        "v1_classic",
+    ]
+    proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=900, check=False)
+    assert proc.returncode == 0, f"{cmd} exited {proc.returncode}: {proc.stderr[-2000:]}"
+    runs = json.loads((tmp_path / "matrix_results.json").read_text())["runs"]
+    assert sorted(r["workers"] for r in runs) == [1, 2], runs
+    assert all(r["results"] > 0 and r["exit_status"] == 0 for r in runs), runs
+    text = results.read_text()
+    for needle in ("| workers | rep | wall |", "vs 1 worker", "Same results and outcomes in every run: yes"):
+        assert needle in text, f"{results} lacks {needle!r}"
