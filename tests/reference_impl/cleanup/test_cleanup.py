@@ -272,6 +272,53 @@ def test_compatibility_checkpoint_carries_the_state(
     )
 
 
+@pytest.mark.deltalake
+@pytest.mark.requirement("CKPT-CLEAN-013")
+def test_delta_spark_cleanup_keeps_shared_sidecars_and_every_reader_agrees(
+    delta_spark: SparkSession, deltalake: ModuleType, cleanup_tables: CleanupTables, tmp_path: Path
+) -> None:
+    """delta-spark's own cleanup on a table whose checkpoints 2 and 3 share sidecars S2 (what an
+    incremental V2 checkpoint does, docs/incremental-v2-checkpoints.md): with its clock two days
+    before ``NOW`` the table's 3-day retention makes 2 the cutoff commit, and delta-spark deletes
+    everything before the next checkpoint, 3 (D12): checkpoint 2 and commits 0..2 go while checkpoint
+    3, which lists S2, stays. S2 must survive, and our reader, delta-spark
+    and deltalake must read version 3 (from the checkpoint with the shared sidecars: its commits
+    before are gone) and the latest version identically.
+
+    Spec: CKPT-CLEAN-013
+    "A cleaner MUST NOT delete a sidecar file that a classic-named or UUID-named checkpoint remaining
+    after the cleanup references …"
+    """
+    base = cleanup_tables.copy(tmp_path / "table")
+    shared = _sidecars(base, 2)
+    assert shared and shared <= _sidecars(base, 3), f"{base.path}: checkpoints 2 and 3 do not share sidecars"
+    delta_spark_cleanup(delta_spark, str(base.path), NOW - 2 * MS_PER_DAY)
+    after = log_files(base.path)
+    gone = {base.checkpoints[2], commit_name(0), commit_name(2)}
+    assert not gone & after and base.checkpoints[3] in after, (
+        f"{base.path}: delta-spark's cleanup left {sorted(gone & after)} of {sorted(gone)}; "
+        f"checkpoint 3 kept: {base.checkpoints[3] in after}"
+    )
+    assert shared <= after, f"{base.path}: delta-spark deleted shared sidecars {sorted(shared - after)}"
+    for version in (3, None):
+        label = f"{base.path} v{version if version is not None else 'latest'} after delta-spark's cleanup"
+        ours = read_snapshot(delta_spark, base.path, version=version, now_ms=NOW).table_state()
+        if version == 3:
+            used = set(ours.source["checkpoint"]["sidecars"])
+            assert {s.rsplit("/", 1)[1] for s in shared} <= used, (
+                f"{label}: read from sidecars {sorted(used)}"
+            )
+        assert_states_equal(
+            ours,
+            delta_spark_state(delta_spark, str(base.path), version),
+            context=f"{label}: ours vs delta-spark",
+        )
+        rust = deltalake_state(base.path, version)
+        assert_states_equal(
+            ours, rust, context=f"{label}: ours vs deltalake", ignore=unavailable_fields(rust)
+        )
+
+
 def _reference_by_uri(base: Base, version: int) -> list[str]:
     """Make checkpoint ``version`` name its sidecars by absolute ``file:`` URI (file times kept)."""
     top = base.log_dir / base.checkpoints[version]
