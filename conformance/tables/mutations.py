@@ -82,9 +82,22 @@ def write_hadoop_checksum(path: Path, data: bytes) -> None:
 
 
 def stale_hadoop_checksum(path: Path) -> None:
-    """Leave ``path`` intact but give it a ``.crc`` of other bytes (its first byte changed)."""
+    """Leave ``path`` intact but give it a ``.crc`` of other bytes: as many zero bytes as it has.
+
+    The checksum depends on the file's length only, which keeps regenerated fixtures identical
+    (Spark's Parquet footers differ from run to run).
+    """
+    write_hadoop_checksum(path, bytes(path.stat().st_size))
+
+
+def parquet_footer_start(path: Path) -> int:
+    """The offset where ``path``'s Parquet footer starts (its last 8 bytes give the footer's length).
+
+    Cutting a file there removes exactly the footer; the bytes before it (data pages) do not depend
+    on the run that wrote them, the footer does.
+    """
     data = path.read_bytes()
-    write_hadoop_checksum(path, bytes([data[0] ^ 0xFF]) + data[1:])
+    return len(data) - 8 - int.from_bytes(data[-8:-4], "little")
 
 
 def garble(path: Path, seed: str) -> None:
