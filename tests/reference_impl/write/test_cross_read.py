@@ -17,7 +17,8 @@ Covering design (the full 7 × 7 matrix would take ~15 minutes on the 2-core tes
   actions, 10 tombstones): several sidecars, three non-trivial parts, and the default. The other
   options lay out those actions exactly as on ``rich`` (one file, or one per hash partition);
 * the **default option on every shape**: on ``rich`` and ``files_10k`` with the ``v2Checkpoint``
-  feature and ``delta.checkpointPolicy=v2`` (default = V2, UUID-named JSON, one sidecar), on
+  feature and ``delta.checkpointPolicy=v2`` (default = V2, UUID-named JSON, sidecars sized by
+  :mod:`reference_impl.write.sizing`: one on ``rich``, one per core of ≥ 5,000 actions on ``files_10k``), on
   ``plain`` (unpartitioned, protocol 1/2) and ``empty`` (0 files after a DELETE) without it
   (default = V1 classic).
 
@@ -41,6 +42,7 @@ from conformance.tables.real_writers import FILES_10K, FILES_10K_REMOVED
 from reference_impl.log.naming import classic_checkpoint_name, parse_log_file_name, part_checkpoint_name
 from reference_impl.write.options import CheckpointOptions
 from reference_impl.write.result import CheckpointResult
+from reference_impl.write.sizing import sidecar_count
 from reference_impl.write.writer import write_checkpoint
 from spec.table_state import TableState
 from tests.reference_impl.read.helpers import prune_commits_before
@@ -98,8 +100,12 @@ CELLS = [
 ] + [Cell("default", s, "classic") for s in ("plain", "empty")]
 
 
-def _expected_layout(cell: Cell, before: TableState, result: CheckpointResult) -> None:
-    """The writer produced the layout the option asks for (else the cell would test something else)."""
+def _expected_layout(cell: Cell, before: TableState, result: CheckpointResult, cores: int) -> None:
+    """The writer produced the layout the option asks for (else the cell would test something else).
+
+    The default sidecar count is :func:`reference_impl.write.sizing.sidecar_count` on ``cores``; these
+    shapes' actions are far below its byte cap, so their estimated bytes do not matter (0 here).
+    """
     v = result.version
     tops = [f.name for f in result.top_level]
     sidecars = result.sidecars
@@ -123,7 +129,8 @@ def _expected_layout(cell: Cell, before: TableState, result: CheckpointResult) -
     if spec == "v1" or cell.option == "v2-inline":
         assert not sidecars, label
     elif cell.option == "default":
-        assert len(sidecars) == 1, f"{label}: the default (50,000 actions per sidecar) gives one sidecar"
+        want = sidecar_count(file_actions, 0, cores, None)
+        assert len(sidecars) == want, f"{label}: the default sizing on {cores} cores gives {want} sidecar(s)"
     else:
         # One sidecar per non-empty Spark hash partition: at most ceil(actions / per-sidecar).
         expected = math.ceil(file_actions / SMALL_SIDECAR[cell.shape])
@@ -174,7 +181,7 @@ def test_checkpoint_read_back_by_every_reader(
     assert result.version == shape.version, (
         f"{table}: checkpoint of version {result.version}, latest is {shape.version}"
     )
-    _expected_layout(cell, before, result)
+    _expected_layout(cell, before, result, delta_spark.sparkContext.defaultParallelism)
     deleted = prune_commits_before(table, result.version)
     assert deleted, f"{table}: no commit before version {result.version} to delete"
     assert_all_readers_see(
