@@ -12,8 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pytest
-
 from conformance.tables.real_writers import NOW
 from conformance.tables.real_writers import CleanupBase as Base
 from conformance.tables.real_writers import build_cleanup_base as build_base
@@ -71,8 +69,3 @@ class CleanupTables:
             json.dumps(result.to_json())  # the --json document is serialisable
             self._cleaned = Cleaned(table, result, before, frozenset(log_files(table.path)), states)
         return self._cleaned
-
-
-@pytest.fixture(scope="session")
-def cleanup_tables(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> CleanupTables:
-    return CleanupTables(spark, tmp_path_factory.mktemp("cleanup-tables"))

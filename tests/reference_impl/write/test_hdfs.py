@@ -145,12 +145,6 @@ def test_every_checkpoint_kind_on_hdfs_is_read_back_by_delta_spark_and_our_reade
     )
 
 
-@pytest.fixture(scope="module")
-def cleanup_tables(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> CleanupTables:
-    """The cleanup tests' base table (built lazily by delta-spark, ``tests/reference_impl/cleanup/conftest.py``)."""
-    return CleanupTables(spark, tmp_path_factory.mktemp("cleanup-tables"))
-
-
 @pytest.mark.spark
 @pytest.mark.delta_spark
 @pytest.mark.requirement("CKPT-CLEAN-004")
