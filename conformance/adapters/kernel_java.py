@@ -4,9 +4,10 @@ The program (``conformance/examples/kernel_java/Harness.java``) is compiled with
 jars the project already has — Delta Kernel (``delta-kernel-api``/``-defaults``, the version the
 delta-spark pin brings, resolved by :mod:`conformance.oracles.delta_jars`) and pyspark's Hadoop,
 Parquet and Jackson — so the build downloads nothing. The built jar is cached under
-``$DELTA_CKPT_CACHE/kernel-harness/<key>/`` where the key hashes the source, the classpath and the
-``java`` binary: a change to any of them rebuilds it. ``scripts/bootstrap.sh`` builds it at setup
-(:func:`main`); :class:`KernelJavaImplementation` builds it on first use if setup did not.
+``$DELTA_CKPT_CACHE/kernel-harness/<key>/`` (:func:`conformance.java_build.build_cached`: the key
+hashes the source, the classpath and ``javac``; a change to any of them rebuilds it).
+``scripts/bootstrap.sh`` builds it at setup (:func:`main`); :class:`KernelJavaImplementation`
+builds it on first use if setup did not.
 
 One JVM per run: the adapter is a :class:`~conformance.adapters.command.CommandImplementation`,
 which keeps the program running for every request of the session. The JVM's own warnings go to
@@ -16,18 +17,15 @@ protocol reserves for responses.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shlex
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from conformance.adapters.command import DEFAULT_TIMEOUT_S, CommandImplementation
-from conformance.oracles.delta_jars import cache_dir, cached_delta_jars, resolve_delta_jars
+from conformance.java_build import build_cached, java_tool
+from conformance.oracles.delta_jars import cached_delta_jars, resolve_delta_jars
 
 NAME = "kernel-java"
 SOURCE = Path(__file__).resolve().parents[1] / "examples" / "kernel_java" / "Harness.java"
@@ -45,15 +43,7 @@ class KernelHarnessUnavailable(RuntimeError):
 
 
 def _java_tool(name: str) -> str:
-    home = os.environ.get("JAVA_HOME")
-    if home and (Path(home) / "bin" / name).is_file():
-        return str(Path(home) / "bin" / name)
-    found = shutil.which(name)
-    if found is None:
-        raise KernelHarnessUnavailable(
-            f"no {name} on PATH (a JDK 17 is required to build the Kernel Java harness)"
-        )
-    return found
+    return java_tool(name, KernelHarnessUnavailable, "the Kernel Java harness")
 
 
 def classpath() -> list[str]:
@@ -75,58 +65,18 @@ def kernel_version(cp: list[str]) -> str:
     return "unknown"
 
 
-def _key(cp: list[str], javac: str) -> str:
-    digest = hashlib.sha256(SOURCE.read_bytes())
-    for part in (*cp, str(Path(javac).resolve())):
-        digest.update(b"\0" + part.encode())
-    return digest.hexdigest()[:16]
-
-
-def build(*, quiet: bool = True) -> Path:
+def build() -> Path:
     """The harness jar, compiled now unless a build for the same source and classpath is cached."""
     cp = classpath()
-    javac = _java_tool("javac")
-    target = cache_dir() / "kernel-harness" / _key(cp, javac)
-    jar = target / "kernel-harness.jar"
-    if jar.is_file():
-        return jar
-    if not quiet:
-        print(f"[setup] building the Kernel Java harness into {target}", file=sys.stderr)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
-        classes = Path(tmp) / "classes"
-        classes.mkdir()
-        (classes / "kernel-harness.properties").write_text(f"kernel.version={kernel_version(cp)}\n")
-        steps = [
-            [
-                javac,
-                "--release",
-                "17",
-                "-nowarn",
-                "-d",
-                str(classes),
-                "-cp",
-                os.pathsep.join(cp),
-                str(SOURCE),
-            ],
-            [_java_tool("jar"), "--create", "--file", str(Path(tmp) / jar.name), "-C", str(classes), "."],
-        ]
-        for step in steps:
-            proc = subprocess.run(step, capture_output=True, text=True, check=False)
-            if proc.returncode != 0:
-                tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-20:])
-                raise KernelHarnessUnavailable(
-                    f"building the Kernel Java harness failed ({step[0]}):\n{tail}"
-                )
-        staged = Path(tmp) / "staged"
-        staged.mkdir()
-        (Path(tmp) / jar.name).rename(staged / jar.name)
-        try:
-            staged.rename(target)  # atomic: a concurrent build that won leaves its own copy
-        except OSError:
-            if not jar.is_file():
-                raise
-    return jar
+    return build_cached(
+        SOURCE,
+        cp,
+        kind="kernel-harness",
+        product="kernel-harness.jar",
+        what="the Kernel Java harness",
+        unavailable=KernelHarnessUnavailable,
+        resources={"kernel-harness.properties": f"kernel.version={kernel_version(cp)}\n"},
+    )
 
 
 def command(*, extra_args: tuple[str, ...] = ()) -> str:
@@ -147,7 +97,7 @@ class KernelJavaImplementation(CommandImplementation):
 def main() -> int:
     """Build the harness (``scripts/bootstrap.sh``); exit status 1 with the reason when it cannot be."""
     try:
-        print(f"[setup] Kernel Java harness: {build(quiet=False)}", file=sys.stderr)
+        print(f"[setup] Kernel Java harness: {build()}", file=sys.stderr)
     except (KernelHarnessUnavailable, OSError, RuntimeError) as exc:
         print(f"[setup] Kernel Java harness unavailable: {exc}", file=sys.stderr)
         return 1

@@ -16,20 +16,19 @@ cluster down), then signals its process group (:mod:`.processes`).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from conformance.oracles.delta_jars import cache_dir, resolve_jars
+from conformance.java_build import build_cached, java_tool
+from conformance.oracles.delta_jars import resolve_jars
 from tests.support.servers.processes import first_line, stop_group
 
 SOURCE = Path(__file__).resolve().parent / "java" / "MiniHdfs.java"
@@ -76,50 +75,19 @@ def classpath() -> list[str]:
 
 
 def _tool(name: str) -> str:
-    home = os.environ.get("JAVA_HOME")
-    if home and (Path(home) / "bin" / name).is_file():
-        return str(Path(home) / "bin" / name)
-    found = shutil.which(name)
-    if found is None:
-        raise HdfsUnavailable(f"no {name} on PATH (a JDK 17 builds the MiniDFSCluster launcher)")
-    return found
+    return java_tool(name, HdfsUnavailable, "the MiniDFSCluster launcher")
 
 
 def build() -> Path:
     """The directory holding the compiled launcher, compiled now unless cached for this source and classpath."""
-    cp = classpath()
-    javac = _tool("javac")
-    digest = hashlib.sha256(SOURCE.read_bytes())
-    for part in (*cp, str(Path(javac).resolve())):
-        digest.update(b"\0" + part.encode())
-    target = cache_dir() / "hdfs-launcher" / digest.hexdigest()[:16]
-    if (target / f"{MAIN_CLASS}.class").is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
-        classes = Path(tmp) / "classes"
-        classes.mkdir()
-        step = [
-            javac,
-            "--release",
-            "17",
-            "-nowarn",
-            "-d",
-            str(classes),
-            "-cp",
-            os.pathsep.join(cp),
-            str(SOURCE),
-        ]
-        proc = subprocess.run(step, capture_output=True, text=True, check=False)
-        if proc.returncode != 0:
-            tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-20:])
-            raise HdfsUnavailable(f"compiling {SOURCE.name} failed:\n{tail}")
-        try:
-            classes.rename(target)  # atomic: a concurrent build that won keeps its own copy
-        except OSError:
-            if not (target / f"{MAIN_CLASS}.class").is_file():
-                raise
-    return target
+    return build_cached(
+        SOURCE,
+        classpath(),
+        kind="hdfs-launcher",
+        product=f"{MAIN_CLASS}.class",
+        what="the MiniDFSCluster launcher",
+        unavailable=HdfsUnavailable,
+    ).parent
 
 
 @contextlib.contextmanager
