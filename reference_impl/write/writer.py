@@ -30,6 +30,7 @@ part (§17.4).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -198,11 +199,13 @@ class _Writer:
         cores = self.spark.sparkContext.defaultParallelism
         num = sidecar_count(total, state.estimated_bytes, cores, self.plan.actions_per_sidecar)
         reuse: ReusePlan | None = None
+        kept: list[WrittenFile] = []  # the base's sidecars listed again
         rows, expect = file_rows, ActionCounts(total, state.adds, state.removes)
         if self.plan.incremental:
             num = layout_buckets(self.snap, num, total, self.plan.actions_per_sidecar)
-            reuse = self._plan_reuse(num, file_rows.schema)
-            if reuse is not None:
+            found = self._plan_reuse(num, file_rows.schema)
+            if found is not None:
+                reuse, kept = found
                 rows = file_rows.where(bucket_of(num, self.snap.table).isin(sorted(reuse.dirty)))
                 expect = _row_counts(rows)
         df = self._partitioned(rows, num, file_key(self.snap.table) if self.plan.incremental else None)
@@ -233,24 +236,30 @@ class _Writer:
                 self.hooks.reached(PublicationPoint.SIDECAR_PUBLISHED, index)
         self.hooks.reached(PublicationPoint.SIDECARS_PUBLISHED)
         if reuse is not None:
-            written += self._reused_sidecars(reuse, ActionCounts(total, state.adds, state.removes), written)
+            written += kept
+            _check_reuse_total(written, ActionCounts(total, state.adds, state.removes), self.log_dir)
         self.publisher.verify_sidecars(written)
         if self.plan.incremental:
             self.layout_buckets = num
         return written, file_rows.schema
 
-    def _plan_reuse(self, buckets: int, schema: T.StructType) -> ReusePlan | None:
+    def _plan_reuse(self, buckets: int, schema: T.StructType) -> tuple[ReusePlan, list[WrittenFile]] | None:
+        """The buckets to rewrite and the base's sidecars listed again (re-checked); None: a full write."""
         with self.progress.phase("incremental: find the buckets to rewrite"):
             schema_text = json.dumps(schema_json(schema), separators=(",", ":"))
             cutoff = self.snap.now_ms - self.snap.properties.deleted_file_retention_ms
             found = plan_reuse(self.spark, self.snap, buckets, schema_text, cutoff)
-            if isinstance(found, str):
-                self.progress.note(f"incremental: full write ({found})")
-                return None
-            self.progress.note(
-                f"incremental: {len(found.reused)} sidecar(s) reused, {len(found.dirty)} bucket(s) rewritten"
-            )
-            return found
+        if isinstance(found, str):
+            self.progress.note(f"incremental: full write ({found})")
+            return None
+        found, kept = self._recheck_reused(found)
+        if not kept:
+            self.progress.note("incremental: full write (no sidecar of the base can be listed again)")
+            return None
+        self.progress.note(
+            f"incremental: {len(kept)} sidecar(s) reused, {len(found.dirty)} bucket(s) rewritten"
+        )
+        return found, kept
 
     def _oldest_tombstones(self, staged: list[StagedFile]) -> dict[str, int | None]:
         """Per staged file, the smallest ``remove.deletionTimestamp`` it holds (None: no tombstone)."""
@@ -263,14 +272,14 @@ class _Writer:
         found = {r["name"]: r["oldest"] for r in rows.collect()}
         return {s.path.name: found.get(s.path.name) for s in staged}
 
-    def _reused_sidecars(
-        self, reuse: ReusePlan, state: ActionCounts, written: list[WrittenFile]
-    ) -> list[WrittenFile]:
-        """The base's sidecars of clean buckets, re-checked: every row in its bucket, and with the new
-        sidecars exactly the state's counts (``CKPT-INC-002``); a failure publishes no top-level file."""
-        out: list[WrittenFile] = []
+    def _recheck_reused(self, reuse: ReusePlan) -> tuple[ReusePlan, list[WrittenFile]]:
+        """Read the base's sidecars of clean buckets back before anything is written: a sidecar with a
+        row of another bucket stops the write (``CKPT-INC-002``); a sidecar without rows (an older
+        writer published Spark's schema-only file of an empty bucket) makes its bucket dirty, so it is
+        rewritten from the state instead of listed again."""
+        kept: list[WrittenFile] = []
         if not reuse.reused:
-            return out
+            return reuse, kept
         with self.progress.phase(f"incremental: re-check {len(reuse.reused)} reused sidecar(s)"):
             paths = {
                 b: resolve_sidecar(self.storage, self.log_dir, action) for b, action in reuse.reused.items()
@@ -284,42 +293,38 @@ class _Writer:
                 F.max(bucket_of(reuse.buckets, self.snap.table)).alias("high"),
             )
             found = {r["name"]: r for r in rows.collect()}
-            for bucket, sidecar in sorted(paths.items()):
-                row = found.get(sidecar.name)
-                if row is None or not (row["low"] == row["high"] == bucket):
-                    raise SelfCheckFailed(
-                        f"reused sidecar {sidecar.name} holds rows of buckets {row and (row['low'], row['high'])}, "
-                        f"not only bucket {bucket}",
-                        path=str(sidecar.path),
-                        rule="CKPT-INC-002",
-                    )
-                action = reuse.reused[bucket]
-                counts = ActionCounts(int(row["rows"]), int(row["adds"]), int(row["removes"]))
-                name = f"{SIDECAR_DIR}/{sidecar.name}"
-                out.append(
-                    WrittenFile(
-                        name,
-                        FileRole.SIDECAR,
-                        int(action["sizeInBytes"]),
-                        int(action["modificationTime"]),
-                        counts.rows,
-                        counts.adds,
-                        counts.removes,
-                        kept_existing=True,
-                    )
+        empty: set[int] = set()
+        for bucket, sidecar in sorted(paths.items()):
+            row = found.get(sidecar.name)
+            if row is None:
+                self.progress.note(
+                    f"incremental: base sidecar {sidecar.name} has no rows: bucket {bucket} rewritten"
                 )
-                self.sidecar_tags[sidecar.name] = dict(action.get("tags") or {})
-            together = ActionCounts.total(
-                {f.name: ActionCounts(f.rows, f.adds, f.removes) for f in [*written, *out]}
-            )
-            if together != state:
+                empty.add(bucket)
+                continue
+            if not (row["low"] == row["high"] == bucket):
                 raise SelfCheckFailed(
-                    f"new and reused sidecars hold {together.adds} add / {together.removes} remove, but the state "
-                    f"has {state.adds} live files / {state.removes} tombstones",
-                    path=str(self.log_dir),
+                    f"reused sidecar {sidecar.name} holds rows of buckets {row['low']}..{row['high']}, "
+                    f"not only bucket {bucket}",
+                    path=str(sidecar.path),
                     rule="CKPT-INC-002",
                 )
-        return out
+            action = reuse.reused[bucket]
+            kept.append(
+                WrittenFile(
+                    f"{SIDECAR_DIR}/{sidecar.name}",
+                    FileRole.SIDECAR,
+                    int(action["sizeInBytes"]),
+                    int(action["modificationTime"]),
+                    int(row["rows"]),
+                    int(row["adds"]),
+                    int(row["removes"]),
+                    kept_existing=True,
+                )
+            )
+            self.sidecar_tags[sidecar.name] = dict(action.get("tags") or {})
+        reused = {b: a for b, a in reuse.reused.items() if b not in empty}
+        return dataclasses.replace(reuse, reused=reused, dirty=reuse.dirty | empty), kept
 
     def _checkpoint_metadata(
         self, state: CheckpointRows, sidecars: list[WrittenFile], sidecar_schema: T.StructType
@@ -428,6 +433,19 @@ def _row_counts(rows: DataFrame) -> ActionCounts:
         F.count(F.lit(1)).alias("n"), F.count("add").alias("a"), F.count("remove").alias("r")
     ).collect()[0]
     return ActionCounts(int(row["n"]), int(row["a"]), int(row["r"]))
+
+
+def _check_reuse_total(sidecars: list[WrittenFile], state: ActionCounts, log_dir: Location) -> None:
+    """New and reused sidecars together hold exactly the state's actions (``CKPT-INC-002``); checked
+    before the top-level file is published, so a failure publishes nothing a reader sees."""
+    together = ActionCounts.total({f.name: ActionCounts(f.rows, f.adds, f.removes) for f in sidecars})
+    if together != state:
+        raise SelfCheckFailed(
+            f"new and reused sidecars hold {together.adds} add / {together.removes} remove, but the state "
+            f"has {state.adds} live files / {state.removes} tombstones",
+            path=str(log_dir),
+            rule="CKPT-INC-002",
+        )
 
 
 def _with_rule(exc: CheckpointError, rule: str) -> CheckpointError:

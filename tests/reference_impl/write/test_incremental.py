@@ -193,3 +193,38 @@ def test_incremental_checkpoint_after_commits_without_file_actions_reuses_every_
 
 def _agree(want: TableState, got: TableState, label: str, table: Path) -> None:
     assert_states_equal(want, got, context=f"{table} v3: commits-only state vs {label}")
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-INC-002")
+def test_incremental_checkpoint_rewrites_the_bucket_of_a_base_sidecar_without_rows(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """A base sidecar without rows (the one empty sidecar of an empty table's checkpoint, or Spark's
+    schema-only file an older writer published for an empty bucket) is not listed again: its bucket
+    is rewritten from the state, here a full write with one new empty sidecar, and the write succeeds.
+
+    Spec: CKPT-INC-002
+    "A writer MUST list a sidecar file written for an earlier checkpoint only when, for every logical
+    file that has an action in that sidecar, the action is the one the new checkpoint's state holds
+    for that file …"
+    """
+    table = write_log(
+        tmp_path / "table",
+        [
+            [
+                v2_protocol(),
+                metadata(schema(schema_field("v", "long")), configuration={"delta.checkpointPolicy": "v2"}),
+            ]
+        ],
+    )
+    base = _write(table, 0, NOW_A, spark)
+    assert [s.rows for s in base.sidecars] == [0], f"{table}: the empty table's sidecars {base.sidecars}"
+    write_commit(table, 1, [commit_info(), txn("app", 1)])
+    again = _write(table, 1, NOW_A, spark)
+    listed = [(s.base_name, s.rows, s.kept_existing) for s in again.sidecars]
+    assert len(listed) == 1 and listed[0][0] != base.sidecars[0].base_name and not listed[0][2], (
+        f"{table}: checkpoint 1 lists {listed}; the base's empty sidecar is {base.sidecars[0].base_name}"
+    )
+    got = read_snapshot(spark, table, version=1, now_ms=NOW_A).table_state()
+    assert not got.files and got.source["checkpoint"]["version"] == 1, f"{table}: v1 read as {got.source}"
