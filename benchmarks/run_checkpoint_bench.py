@@ -15,6 +15,8 @@ are labelled with it), with versions, machine and the exact command.
 | ``delta-spark-v2`` / ``-v1`` | v2 / classic | ``DeltaLog.forTable`` + ``update()`` + ``checkpoint()`` (delta-spark's default JVM flags) |
 | ``deltalake`` | classic | ``DeltaTable(path)`` + ``create_checkpoint()`` (deltalake writes V1) |
 | ``pyarrow-floor`` | classic | ``pyarrow.json`` reads the commits, one ``pq.write_table`` (zstd) of the add rows |
+| ``ours-v2-incr`` | v2 + incremental checkpoint + 1 % | ``delta-ckpt checkpoint --spec v2 --incremental`` of a table whose previous version has our ``--incremental`` checkpoint and whose latest commit appends 1 % new adds |
+| ``ours-v2-incr-full`` | v2 + incremental checkpoint + 1 % | ``delta-ckpt checkpoint --spec v2`` (a full write) of the same table |
 | ``ours-snapshot`` | v2 + checkpoint | ``read_snapshot(...).summary()`` of a table whose latest version has our V2 checkpoint |
 | ``delta-spark-snapshot`` | v2 + checkpoint | ``DeltaLog.forTable`` + ``update()`` + ``numOfFiles`` of the same table |
 | ``cli-checkpoint`` / ``cli-snapshot`` | 10 commits | whole wall time of one ``delta-ckpt checkpoint`` / ``snapshot`` command (size-independent) |
@@ -56,11 +58,12 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
-from synthetic_table import generate  # noqa: E402
+from synthetic_table import append, generate  # noqa: E402
 
 CONTENDERS = (
     "ours-v2", "ours-v2-c2", "ours-v1", "delta-spark-v2", "delta-spark-v1", "deltalake", "pyarrow-floor",
-    "ours-snapshot", "delta-spark-snapshot", "cli-checkpoint", "cli-snapshot",
+    "ours-snapshot", "delta-spark-snapshot", "cli-checkpoint", "cli-snapshot", "ours-v2-incr",
+    "ours-v2-incr-full",
 )  # fmt: skip
 DEFAULT_CONTENDERS = (
     "ours-v2", "delta-spark-v2", "deltalake", "pyarrow-floor", "ours-snapshot", "delta-spark-snapshot",
@@ -70,7 +73,10 @@ TABLE_OF = {
     "ours-v1": "classic", "ours-v2": "v2", "ours-v2-c2": "v2", "delta-spark-v1": "classic",
     "delta-spark-v2": "v2", "deltalake": "classic", "pyarrow-floor": "classic", "ours-snapshot": "v2cp",
     "delta-spark-snapshot": "v2cp", "cli-checkpoint": "small", "cli-snapshot": "small",
+    "ours-v2-incr": "v2incr", "ours-v2-incr-full": "v2incr",
 }  # fmt: skip
+#: The "1 % change" of the incremental contenders' table: appended adds per 100 existing ones.
+INCREMENTAL_CHANGE_PERCENT = 1
 #: Contenders whose figure is the whole command's wall time (``process``), not ``op``.
 WALL_CONTENDERS = frozenset({"cli-checkpoint", "cli-snapshot"})
 SMALL_TABLE = (1_000, 100)  # adds, adds per commit: 10 commits
@@ -317,13 +323,16 @@ def _load() -> float:
     return float(Path("/proc/loadavg").read_text().split()[0])
 
 
-def _ours_cli(table: Path, driver_memory: str, spec: str, java: str | None = None) -> list[str]:
-    """``delta-ckpt checkpoint TABLE --spec SPEC --json`` with the benchmark's Spark settings."""
+def _ours_cli(
+    table: Path, driver_memory: str, spec: str, java: str | None = None, *, incremental: bool = False
+) -> list[str]:
+    """``delta-ckpt checkpoint TABLE --spec SPEC [--incremental] --json`` with the benchmark's Spark settings."""
     conf = ["--conf", f"spark.driver.memory={driver_memory}"]
     if java is not None:
         conf += ["--conf", java]
     cli = [PYTHON, "-m", "reference_impl.cli", "--master", "local[2]", *conf]
-    return [*cli, "checkpoint", str(table), "--spec", spec, "--json"]
+    mode = ["--incremental"] if incremental else []
+    return [*cli, "checkpoint", str(table), "--spec", spec, *mode, "--json"]
 
 
 def _command(contender: str, table: Path, driver_memory: str) -> list[str]:
@@ -331,6 +340,8 @@ def _command(contender: str, table: Path, driver_memory: str) -> list[str]:
         spec = contender.split("-")[1]
         java = DEFAULT_JAVA_OPTIONS if contender == "ours-v2-c2" else None
         return _ours_cli(table, driver_memory, spec, java=java)
+    if contender in ("ours-v2-incr", "ours-v2-incr-full"):
+        return _ours_cli(table, driver_memory, "v2", incremental=contender == "ours-v2-incr")
     if contender == "cli-checkpoint":
         return [PYTHON, "-m", "reference_impl.cli", "checkpoint", str(table), "--json"]
     if contender == "cli-snapshot":
@@ -514,6 +525,7 @@ RATIOS: tuple[tuple[str, str, str, int | None, float | None], ...] = (
     ("ours V2 / deltalake (V1)", "ours-v2", "deltalake", None, None),
     ("ours V2 / pyarrow floor", "ours-v2", "pyarrow-floor", None, None),
     ("ours V2, short-job JVM flags / default JVM flags", "ours-v2", "ours-v2-c2", None, None),
+    ("ours incremental / ours full, after a 1 % append (target ≤ 0.1)", "ours-v2-incr", "ours-v2-incr-full", None, 0.1),
     ("ours snapshot / delta-spark snapshot", "ours-snapshot", "delta-spark-snapshot", None, None),
     ("ours snapshot / delta-spark snapshot at 1M (target ≤ 0.5)", "ours-snapshot", "delta-spark-snapshot", 1_000_000, 0.5),
 )  # fmt: skip
@@ -647,6 +659,16 @@ def _source(work: Path, kind: str, n: int, driver_memory: str) -> Path:
             check=True,
             capture_output=True,
         )
+    elif kind == "v2incr":  # our --incremental checkpoint at the latest version, then a 1 % append
+        generate(source, n, v2=True)
+        subprocess.run(
+            _ours_cli(source, driver_memory, "v2", incremental=True),
+            cwd=ROOT,
+            env=_child_env(),
+            check=True,
+            capture_output=True,
+        )
+        append(source, max(1, n * INCREMENTAL_CHANGE_PERCENT // 100), start=n)
     else:
         generate(source, n, v2=kind == "v2")
     marker.write_text(str(n))

@@ -134,6 +134,26 @@ def generate(path: Path, adds: int, *, v2: bool, adds_per_commit: int = 1000, se
     return version
 
 
+def append(path: Path, adds: int, *, start: int, seed: int = 11) -> int:
+    """Append one commit of ``adds`` new adds (indices ``start``.., new UUIDs) to the table at ``path``;
+    returns its version (the benchmark's "1 % change" of an incrementally checkpointed table)."""
+    log = path / "_delta_log"
+    version = max(int(p.name.split(".")[0]) for p in log.glob("*.json")) + 1
+    rng = random.Random(seed)
+    info = {
+        "commitInfo": {
+            "timestamp": BASE_TIME_MS + version * 1000,
+            "operation": "WRITE",
+            "operationParameters": {"mode": "Append"},
+            "isBlindAppend": True,
+        }
+    }
+    lines = [json.dumps(info, separators=(",", ":"))]
+    lines += [_add_line(rng, start + i, version) for i in range(adds)]
+    (log / f"{version:020d}.json").write_text("\n".join(lines) + "\n")
+    return version
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
