@@ -44,10 +44,6 @@ KNOWN_MUST_FINDINGS: dict[str, tuple[frozenset[str], str]] = {
         frozenset({"CKPT-V2-005"}),
         "remove.stats/tags added for readers (CKPT-SCHEMA-012); checkpoint_action.schema.json has neither",
     ),
-    "v2_empty_sidecars_among_full": (
-        frozenset({"CKPT-V2-006"}),
-        "the generator appends two empty sidecars without updating tags.sidecarSizeInBytes",
-    ),
     "kernel_java_classic": (
         frozenset({"CKPT-LAST-003", "CKPT-SCHEMA-005"}),
         "Kernel records the add count as size and copies remove.stats (conformance/expectations/kernel-java.yaml)",
