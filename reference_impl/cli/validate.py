@@ -1,4 +1,4 @@
-"""``delta-ckpt validate TABLE [--json]``: check every checkpoint and ``_last_checkpoint`` against the spec."""
+"""``delta-ckpt validate TABLE [--version N] [--no-state] [--json]``: check checkpoints and ``_last_checkpoint`` against the spec."""
 
 from __future__ import annotations
 
@@ -13,13 +13,16 @@ from reference_impl.validate.registry import CHECKS
 
 _EPILOG = f"""what it checks (spec/checkpoints.md; each finding names its rule, and its level is the rule's):
 {chr(10).join(f"  {c.area:<8} {c.name}" + (" (Spark; not with --no-state)" if c.needs_spark else "") for c in CHECKS)}
+  With --version N: only the checkpoint files of version N, the sidecars they reference and
+  _last_checkpoint; the whole-table checks ({", ".join(c.name for c in CHECKS if c.whole_table)}) are skipped.
   Nothing is written or deleted, on any store.
 exit status: 0 clean (or only SHOULD/MAY findings), 1 a MUST rule is broken, 2 bad input (one line:
-  a missing table, an unreachable store).
+  a missing table, an unreachable store, no checkpoint file of version N).
 examples:
   delta-ckpt validate /data/t                       # a report grouped by file
   delta-ckpt validate /data/t --json | jq '.findings[] | select(.level == "MUST")'
   delta-ckpt validate /data/t --no-state            # no Spark: names, files, sidecars, hint only
+  delta-ckpt validate /data/t --version 120         # the checkpoint(s) of version 120 and the hint
   delta-ckpt validate s3://bucket/t --storage-option AWS_REGION=eu-west-1"""
 
 
@@ -33,6 +36,13 @@ def register(sub: Any) -> None:
     )
     add_table_argument(parser)
     parser.add_argument(
+        "--version",
+        type=int,
+        default=None,
+        metavar="N",
+        help="check only the checkpoint(s) of version N (and _last_checkpoint); default: every checkpoint",
+    )
+    parser.add_argument(
         "--no-state",
         action="store_true",
         help="skip the state check (each checkpoint against its commits): no Spark, only the driver reads files",
@@ -43,7 +53,8 @@ def register(sub: Any) -> None:
 
 def human_report(report: Report) -> str:
     """The findings grouped by file, MUST first within a file; a summary line last."""
-    lines = [f"table  {report.table}"]
+    scope = "" if report.version is None else f" (checkpoints of version {report.version})"
+    lines = [f"table  {report.table}{scope}"]
     order = {"MUST": 0, "SHOULD": 1, "MAY": 2}
     findings = sorted(report.sorted_findings(), key=lambda f: (f.file, order[str(f.level)], f.rule))
     for file, group in groupby(findings, key=lambda f: f.file):
@@ -70,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         parse_option_pairs(args.storage_options),
         session=lambda: spark_from_args(args),
         state=not args.no_state,
+        version=args.version,
     )
     if args.json:
         emit_json(report.to_json())

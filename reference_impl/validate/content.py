@@ -95,7 +95,7 @@ def file_findings(summary: FileSummary, where: str, *, rule_if_unreadable: str) 
 
 def check_checkpoint_files(view: TableView) -> Iterator[Finding]:
     """Every file of every complete checkpoint, on its own."""
-    for instance in view.listing.checkpoints:
+    for instance in view.checkpoints:
         for summary in view.top_level(instance):
             yield from file_findings(
                 summary, log_path(summary.name), rule_if_unreadable=unreadable_rule(instance.kind)
@@ -104,7 +104,7 @@ def check_checkpoint_files(view: TableView) -> Iterator[Finding]:
 
 def check_checkpoint_content(view: TableView) -> Iterator[Finding]:
     """The actions of each readable complete checkpoint: one protocol and metaData, the V1/V2 structure, features."""
-    for instance in view.listing.checkpoints:
+    for instance in view.checkpoints:
         if not view.unreadable(instance):
             yield from _content(view, instance)
 
@@ -249,12 +249,16 @@ def check_hadoop_checksums(view: TableView) -> Iterator[Finding]:
     readers fail every read of such a file, so they must treat it as unreadable (``CKPT-READ-026``)."""
     for directory, files, path_of in (
         (view.log_dir, view.log_files, log_path),
-        (view.log_dir / SIDECAR_DIR, view.sidecar_files, sidecar_path),
+        (view.log_dir / SIDECAR_DIR, view.sidecars_in_scope, sidecar_path),
     ):
         names = {f.name for f in files}
         for info in files:
-            kind = parse_log_file_name(info.name).kind
-            is_target = kind.is_checkpoint if directory == view.log_dir else not info.name.startswith(".")
+            parsed = parse_log_file_name(info.name)
+            is_target = (
+                parsed.kind.is_checkpoint and view.in_scope(parsed.version)
+                if directory == view.log_dir
+                else not info.name.startswith(".")
+            )
             if not is_target or hadoop_checksum_name(info.name) not in names:
                 continue
             try:

@@ -5,6 +5,8 @@ Spec: ``spec/checkpoints.md`` §4 File naming, §12 Sidecar files, §14 The last
 :class:`TableView` lists the log and the sidecar directory once, classifies the log with the
 reader's own :func:`~reference_impl.log.listing.classify`, and reads each checkpoint file at most
 once (:meth:`TableView.summary`), so checks of different areas share the reads. Nothing here writes.
+With a ``version`` (``delta-ckpt validate --version N``) the per-checkpoint checks see only the
+checkpoints of that version (:attr:`TableView.checkpoints`, :meth:`TableView.in_scope`).
 """
 
 from __future__ import annotations
@@ -52,17 +54,22 @@ class TableView:
     sidecar_files: list[FileInfo]
     session: SessionSource | None = None  # Spark, for the state check only
     sidecars_linked_out: bool = False  # _sidecars is a symbolic link leading out of _delta_log/
+    version: int | None = None  # only the checkpoints of this version are checked (None: all)
     states_compared: int = 0
     _summaries: dict[str, FileSummary] = field(default_factory=dict)
     _references: dict[str, list[SidecarReference]] = field(default_factory=dict)
 
     @classmethod
-    def scan(cls, table: Table, session: SessionSource | None = None) -> TableView:
+    def scan(
+        cls, table: Table, session: SessionSource | None = None, version: int | None = None
+    ) -> TableView:
         """List ``_delta_log`` and ``_sidecars`` once; a ``_sidecars`` linked out of the table is not listed."""
         storage, log_dir = table.storage, table.log_dir
         own = sidecars_dir_is_own(storage, log_dir)
         sidecars = storage.list_dir(log_dir / SIDECAR_DIR) if own else []
-        return cls(table, storage.list_dir(log_dir), sidecars, session, sidecars_linked_out=not own)
+        return cls(
+            table, storage.list_dir(log_dir), sidecars, session, sidecars_linked_out=not own, version=version
+        )
 
     @property
     def log_dir(self) -> Location:
@@ -71,6 +78,24 @@ class TableView:
     @cached_property
     def listing(self) -> LogListing:
         return classify(self.log_dir, self.log_files)
+
+    def in_scope(self, version: int | None) -> bool:
+        """Whether a checkpoint file of ``version`` is checked (every one without :attr:`version`)."""
+        return self.version is None or version == self.version
+
+    @property
+    def checkpoints(self) -> tuple[CheckpointInstance, ...]:
+        """The complete checkpoints the per-checkpoint checks look at, ascending."""
+        return tuple(c for c in self.listing.checkpoints if self.in_scope(c.version))
+
+    @cached_property
+    def sidecars_in_scope(self) -> list[FileInfo]:
+        """The files of ``_sidecars/`` checked on their own: all, or with :attr:`version` those its
+        checkpoints reference."""
+        if self.version is None:
+            return self.sidecar_files
+        named = {r.resolved.name for c in self.checkpoints for r in self.sidecar_references(c) if r.resolved}
+        return [f for f in self.sidecar_files if f.name in named]
 
     @cached_property
     def last_checkpoint_text(self) -> bytes | None:

@@ -72,6 +72,7 @@ class Report:
     """Every finding of one run, the checks that ran and what they looked at."""
 
     table: str
+    version: int | None = None  # only the checkpoints of this version were checked (None: all)
     findings: list[Finding] = field(default_factory=list)
     checks: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
@@ -94,6 +95,7 @@ class Report:
     def to_json(self) -> dict[str, Any]:
         return {
             "table": self.table,
+            "version": self.version,
             "ok": self.exit_status == EXIT_CLEAN,
             "exitStatus": self.exit_status,
             "counts": self.counts(),

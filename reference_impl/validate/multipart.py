@@ -19,7 +19,7 @@ from reference_impl.validate.shapes import arrow_shape, describe_difference
 def check_multipart_sets(view: TableView) -> Iterator[Finding]:
     """Each ``(version, part count)`` group of parts holds exactly the parts ``1..p``."""
     parsed = sorted(
-        (parse_log_file_name(n) for n in view.listing.incomplete),
+        (p for p in map(parse_log_file_name, view.listing.incomplete) if view.in_scope(p.version)),
         key=lambda p: (p.version or 0, p.num_parts or 0),
     )
     for (version, num_parts), group in groupby(parsed, key=lambda p: (p.version, p.num_parts)):
@@ -38,7 +38,7 @@ def check_multipart_sets(view: TableView) -> Iterator[Finding]:
 
 def check_part_schemas(view: TableView) -> Iterator[Finding]:
     """The parts of each readable complete multi-part checkpoint share one Parquet schema."""
-    for instance in view.listing.checkpoints:
+    for instance in view.checkpoints:
         parts = view.top_level(instance)
         if len(parts) < 2 or any(p.error for p in parts):
             continue

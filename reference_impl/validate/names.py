@@ -23,7 +23,7 @@ def check_names(view: TableView) -> Iterator[Finding]:
     """Strict names (padding, UUID token, part numbers) and no 0-byte checkpoint files."""
     for info in view.log_files:
         parsed = parse_log_file_name(info.name)
-        if not parsed.kind.is_checkpoint:
+        if not parsed.kind.is_checkpoint or not view.in_scope(parsed.version):
             continue
         where = log_path(info.name)
         if info.size == 0:

@@ -3,7 +3,8 @@
 Spec: ``spec/checkpoints.md`` (each check module names its sections). A check is a function of a
 :class:`~reference_impl.validate.context.TableView` that yields
 :class:`~reference_impl.validate.finding.Finding`\\ s; it never writes, and never raises for a
-problem of the table (a problem is a finding). Adding a check is one row here.
+problem of the table (a problem is a finding). Adding a check is one row here. A ``whole_table``
+check looks at the log as a whole (the commit run, orphans): ``--version N`` leaves it out.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class Check:
     area: Area
     run: Callable[[TableView], Iterable[Finding]]
     needs_spark: bool = False
+    whole_table: bool = False
 
 
 #: The checks, in report order.
@@ -42,10 +44,10 @@ CHECKS: tuple[Check, ...] = (
     Check("Hadoop checksums", "SCHEMA", check_hadoop_checksums),
     Check("checkpoint content", "CONTENT", check_checkpoint_content),
     Check("sidecar references", "SIDE", check_sidecar_references),
-    Check("orphan sidecars", "SIDE", check_orphan_sidecars),
+    Check("orphan sidecars", "SIDE", check_orphan_sidecars, whole_table=True),
     Check("multi-part sets", "MULTI", check_multipart_sets),
     Check("multi-part schemas", "MULTI", check_part_schemas),
-    Check("commit run", "LOG", check_commit_run),
-    Check("reader features", "LOG", check_reader_features),
+    Check("commit run", "LOG", check_commit_run, whole_table=True),
+    Check("reader features", "LOG", check_reader_features, whole_table=True),
     Check("checkpoint state equals commit state", "STATE", check_state, needs_spark=True),
 )

@@ -40,7 +40,7 @@ def check_sidecar_references(view: TableView) -> Iterator[Finding]:
             "sidecars must be files directly inside the table's own _delta_log/_sidecars/: nothing is read through it",
             ErrorCode.SIDECAR_PATH_INVALID,
         )
-    for instance in view.listing.checkpoints:
+    for instance in view.checkpoints:
         if view.unreadable(instance) or not view.is_v2(instance):
             continue
         refs = view.sidecar_references(instance)

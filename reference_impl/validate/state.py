@@ -39,7 +39,7 @@ def check_state(view: TableView) -> Iterator[Finding]:
         return
     spark = view.session()
     now_ms = int(time.time() * 1000)
-    for instance in view.listing.checkpoints:
+    for instance in view.checkpoints:
         if view.unreadable(instance):
             continue
         reference = _reference(view, spark, instance, now_ms)

@@ -87,3 +87,42 @@ def test_bad_input_exits_2_with_one_line(
     status, _, err = _run(capsys, target)
     assert status == 2 and err.startswith(f"{code}: ") and len(err.strip().splitlines()) == 1, (status, err)
     assert not listing_diff(before, tree_listing(tmp_path)), "validate wrote something"
+
+
+BAD_PART = "00000000000000000002.checkpoint.0000000001.0000000002.parquet"
+
+
+def _damage_all_over(table: Path) -> None:
+    """v1_then_v2_after_feature (V1 checkpoint at 2, V2 with a sidecar at 5): a 0-byte part file at 2, an
+    orphan in _sidecars/ and commit 3 deleted — one finding for each scope."""
+    (log(table) / BAD_PART).write_bytes(b"")
+    (log(table) / "_sidecars" / "00000000000000000004.checkpoint.orphan.parquet").write_bytes(b"x")
+    (log(table) / "00000000000000000003.json").unlink()
+
+
+def test_version_checks_only_that_versions_checkpoints_and_the_hint(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--version N``: findings of the checkpoint files of N (and their sidecars, and the hint) only; the
+    whole-table checks are listed as skipped; a version without a checkpoint file is one error, exit 2."""
+    table = copy_fixture("v1_then_v2_after_feature", tmp_path)
+    _damage_all_over(table)
+    every = {(f["rule"], f["file"]) for f in json.loads(_run(capsys, str(table), "--json")[1])["findings"]}
+    at_2 = {(r, f) for r, f in every if f == f"_delta_log/{BAD_PART}"}
+    assert at_2 and {"CKPT-CLEAN-002", "CKPT-CLEAN-017"} <= {r for r, _ in every}, every
+
+    status, out, _ = _run(capsys, str(table), "--version", "5", "--json")
+    document = json.loads(out)
+    assert not list(validator("validate_report.schema.json").iter_errors(document))
+    assert (status, document["version"], document["findings"]) == (0, 5, []), out
+    assert {"orphan sidecars", "commit run", "reader features"} <= set(document["skipped"]), out
+    assert (document["checked"]["checkpoints"], document["checked"]["sidecarFiles"]) == (1, 1), out
+
+    status, out, _ = _run(capsys, str(table), "--version", "2", "--json")
+    found = {(f["rule"], f["file"]) for f in json.loads(out)["findings"]}
+    assert status == 1 and found == at_2, (found, every)
+
+    before = tree_listing(tmp_path)
+    status, _, err = _run(capsys, str(table), "--version", "4")
+    assert status == 2 and err.startswith("VERSION_NOT_FOUND: no checkpoint file of version 4"), (status, err)
+    assert len(err.strip().splitlines()) == 1 and not listing_diff(before, tree_listing(tmp_path)), err
