@@ -18,7 +18,11 @@ Equality rules beyond plain ``==``:
 
 * ``metadata.schemaString`` compares the parsed JSON (two serialisations of one schema are equal);
 * files and tombstones are matched by ``(path, deletion-vector id)``, or by ``path`` alone when the
-  deletion vector's identity fields are not compared;
+  deletion vector's identity fields are not compared; given the table ``root`` (its URI), ``path``
+  is the canonical form of :func:`conformance.decode.paths.canonical_path` (spec ``CKPT-CONTENT-014``,
+  ``CKPT-CONTENT-003``: every spelling of one file is one logical file), so a reader reporting
+  ``part=p0/./x`` for ``part=p0/x`` agrees and one reporting another file does not; without ``root``
+  paths compare as written;
 * txns are matched by ``appId``, domains by ``domain``.
 """
 
@@ -28,6 +32,7 @@ import json
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
+from conformance.decode.paths import canonical_path
 from spec.table_state import (
     DV_FIELDS,
     SUB_FIELDS,
@@ -161,6 +166,8 @@ def _diff_keyed(
     tree: Mapping[str, Any],
     key: Callable[[Mapping[str, Any]], str],
 ) -> list[str]:
+    """Entries matched by ``key``: missing, extra, duplicate keys, then field differences of each match."""
+
     def index(entries: list[dict[str, Any]], side: str, out: list[str]) -> dict[str, dict[str, Any]]:
         result: dict[str, dict[str, Any]] = {}
         for entry in entries:
@@ -185,12 +192,17 @@ def _diff_keyed(
     return out
 
 
-def _file_key_fn(names: list[str], tree: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], str]:
+def _file_key_fn(
+    names: list[str], tree: Mapping[str, Any], root: str | None
+) -> Callable[[Mapping[str, Any]], str]:
+    """A file's identity: its path (canonical under ``root``, CKPT-CONTENT-014) and deletion-vector id."""
     dv_tree = _subtree(tree, "deletionVector")
     dv_compared = "deletionVector" in names and not any(_is_ignored(dv_tree, f) for f in DV_IDENTITY_FIELDS)
 
     def key(entry: Mapping[str, Any]) -> str:
         path = str(entry.get("path"))
+        if root is not None:
+            path = canonical_path(path, root)
         dv = dv_id(entry.get("deletionVector")) if dv_compared else None
         return f"{path} (dv {dv})" if dv else path
 
@@ -203,11 +215,13 @@ def diff_states(
     *,
     fields: Collection[str] | None = None,
     ignore: Collection[str] = (),
+    root: str | None = None,
 ) -> list[str]:
     """Human-readable differences between two states on the selected fields; ``[]`` when equal.
 
     ``fields`` selects what is compared (``None``: everything); ``ignore`` removes dotted paths at
-    any depth (see the module docs). ``source`` is never compared.
+    any depth (see the module docs). ``source`` is never compared. ``root``, the URI of the table
+    both states describe, makes file identity and ``path`` compare canonical forms (CKPT-CONTENT-014).
     """
     selection = _selection(fields)
     tree = _ignore_tree(ignore)
@@ -228,7 +242,10 @@ def diff_states(
         elif top in ("files", "tombstones"):
             exp_list = expected.files if top == "files" else expected.tombstones
             act_list = actual.files if top == "files" else actual.tombstones
-            out.extend(_diff_keyed(top, exp_list, act_list, names, top_tree, _file_key_fn(names, top_tree)))
+            key = _file_key_fn(names, top_tree, root)
+            if root is not None:  # matched by canonical path: the spelling is not a difference
+                names = [n for n in names if n != "path"]
+            out.extend(_diff_keyed(top, exp_list, act_list, names, top_tree, key))
         elif top == "txns":
             out.extend(
                 _diff_keyed(top, expected.txns, actual.txns, names, top_tree, lambda t: str(t.get("appId")))
@@ -254,14 +271,16 @@ def assert_states_equal(
     context: str,
     fields: Collection[str] | None = None,
     ignore: Collection[str] = (),
+    root: str | None = None,
     max_diffs: int = DEFAULT_MAX_DIFFS,
 ) -> None:
     """Raise ``AssertionError`` listing (at most ``max_diffs``) differences, prefixed by ``context``.
 
     ``context`` should name the table and the two readers, e.g.
-    ``"/tmp/t (v2-json) v5: reference reader (expected) vs delta-spark (actual)"``.
+    ``"/tmp/t (v2-json) v5: reference reader (expected) vs delta-spark (actual)"``; ``root`` is the
+    table's URI, to compare file paths canonically (:func:`diff_states`).
     """
-    diffs = diff_states(expected, actual, fields=fields, ignore=ignore)
+    diffs = diff_states(expected, actual, fields=fields, ignore=ignore, root=root)
     if not diffs:
         return
     lines = [f"{context}: {len(diffs)} difference(s)"]

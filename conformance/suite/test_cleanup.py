@@ -19,6 +19,7 @@ from conformance.adapter import AdapterError, Implementation
 from conformance.compare import assert_states_equal
 from conformance.decode.checkpoint import sidecar_actions, sidecar_file
 from conformance.decode.names import DELTA_LOG, SIDECAR_DIR, checksum_owner, parse_name
+from conformance.decode.paths import table_root_uri
 from conformance.suite.conftest import Listing, listing
 from conformance.tables.cleanup_cases import CUTOFF_COMMIT, LATEST, CleanupCase, build_cleanup_case
 from spec.vocabulary import LogFileKind
@@ -233,7 +234,11 @@ def test_reader_reads_every_remaining_version(cleaned: CleanedTable, reader: Imp
         except AdapterError as exc:
             pytest.fail(f"{where}: {exc.code}: {exc.message}", pytrace=False)
         assert_states_equal(
-            cleaned.case.states[version], result.state, context=where, ignore=sorted(info.unavailable_fields)
+            cleaned.case.states[version],
+            result.state,
+            context=where,
+            ignore=sorted(info.unavailable_fields),
+            root=table_root_uri(cleaned.path),
         )
 
 
@@ -331,5 +336,8 @@ def test_compatibility_checkpoint_has_the_state(cleaned: CleanedTable, tmp_path:
         f"{copy}: the reference reader used {used}, not the compatibility checkpoint {written}"
     )
     assert_states_equal(
-        cleaned.case.states[newest], state, context=f"{copy}: version {newest} from {written[0]}"
+        cleaned.case.states[newest],
+        state,
+        context=f"{copy}: version {newest} from {written[0]}",
+        root=table_root_uri(copy),
     )

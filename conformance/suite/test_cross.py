@@ -11,6 +11,7 @@ import pytest
 
 from conformance.adapter import AdapterError, Implementation
 from conformance.compare import assert_states_equal
+from conformance.decode.paths import table_root_uri
 from conformance.suite.conftest import WrittenTable
 
 
@@ -39,7 +40,11 @@ def test_reader_reads_writers_checkpoint(written: WrittenTable, reader: Implemen
     except AdapterError as exc:
         pytest.fail(f"{where}: {exc.code}: {exc.message}", pytrace=False)
     assert_states_equal(
-        written.shape.state, result.state, context=where, ignore=sorted(info.unavailable_fields)
+        written.shape.state,
+        result.state,
+        context=where,
+        ignore=sorted(info.unavailable_fields),
+        root=table_root_uri(written.readable),
     )
     if written.shape.rows is not None and result.rows is not None:
         assert result.rows == written.shape.rows, (

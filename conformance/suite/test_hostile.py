@@ -19,6 +19,7 @@ import pytest
 
 from conformance.adapter import AdapterError, Implementation
 from conformance.compare import assert_states_equal
+from conformance.decode.paths import table_root_uri
 from conformance.plugin import fixtures_dir
 from conformance.tables.cleanup_cases import CleanupCase, build_cleanup_case
 from conformance.tables.hostile_cases import (
@@ -64,7 +65,13 @@ def _read(reader: Implementation, case: HostileCase, factory: pytest.TempPathFac
         )
         state_file = fixtures / READER_BASE / f"expected/v{LATEST}/table_state.json"
         state = TableState.from_json(json.loads(state_file.read_text()))
-        assert_states_equal(state, result.state, context=where, ignore=sorted(info.unavailable_fields))
+        assert_states_equal(
+            state,
+            result.state,
+            context=where,
+            ignore=sorted(info.unavailable_fields),
+            root=table_root_uri(built.table),
+        )
     changed = built.outside_changes()
     assert not changed, f"{where}: changed outside the table: {changed}"
 

@@ -14,6 +14,7 @@ import pytest
 
 from conformance.adapter import AdapterError, Implementation
 from conformance.compare import assert_states_equal
+from conformance.decode.paths import table_root_uri
 from conformance.plugin import FixtureExpectation
 
 #: Fields whose content depends on the clock: compared only by readers that honour ``nowMs``.
@@ -58,7 +59,9 @@ def test_reader_fixture(
     ignore = set(info.unavailable_fields)
     if not info.honours_clock and any("clock" in note for note in fx.descriptor["notes"]):
         ignore |= set(CLOCK_FIELDS)
-    assert_states_equal(expected, result.state, context=where, ignore=sorted(ignore))
+    assert_states_equal(
+        expected, result.state, context=where, ignore=sorted(ignore), root=table_root_uri(table)
+    )
     if exp.get("rows") is not None and result.rows is not None:
         assert result.rows == exp["rows"], f"{where}: {result.rows} visible rows, expected {exp['rows']}"
     if exp.get("checkpoint") and info.reports_checkpoint:

@@ -21,6 +21,7 @@ from conformance.decode.checkpoint import (
 )
 from conformance.decode.checksum import checksum
 from conformance.decode.names import SIDECAR_DIR, parse_name
+from conformance.decode.paths import table_root_uri
 from conformance.decode.spark_hash import part_of
 from conformance.plugin import Checks
 from conformance.suite.conftest import WrittenTable
@@ -115,7 +116,11 @@ def test_checkpoint_holds_exactly_the_state(written: WrittenTable) -> None:
     )
     ignore = [] if has_json_stats else ["files.stats"]
     assert_states_equal(
-        written.shape.state, state, context=f"{written.label}: checkpoint content vs expected", ignore=ignore
+        written.shape.state,
+        state,
+        context=f"{written.label}: checkpoint content vs expected",
+        ignore=ignore,
+        root=table_root_uri(written.shape.path),
     )
 
 

@@ -156,3 +156,39 @@ def test_assert_message_has_context_and_is_capped() -> None:
     text = str(info.value)
     assert text.startswith("/t (shape) v4: ours vs theirs: 30 difference(s)")
     assert text.count("\n  - ") == 20 and "... and 10 more" in text
+
+
+ROOT = "file:///data/my%20table"
+SPELLINGS = ["part=a/f.parquet", "./part=a/f.parquet", "part=a//f.parquet", "part%3Da/f.parquet",
+             "/data/my%20table/part=a/f.parquet", "file:///data/my%20table/part=a/./f.parquet"]  # fmt: skip
+
+
+@pytest.mark.requirement("CKPT-CONTENT-014", "CKPT-CONTENT-003")
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_file_identity_compares_canonical_paths_under_the_root(spelling: str) -> None:
+    """Given the table root, a reader reporting one file under another spelling agrees — in ``files`` and
+    ``tombstones`` — while another file, or the same spelling without the root, still differs.
+
+    Spec: CKPT-CONTENT-014
+    > An implementation MUST compute file identity from the canonical form of `path`, which for a table
+    > whose root is the absolute URI `R` is obtained by: …
+    Spec: CKPT-CONTENT-003
+    > … two file actions as referring to the same logical file exactly when their paths have the same
+    > canonical form …
+    """
+    tomb = {"path": "gone.parquet", "deletionTimestamp": 5}
+    expected = state([{"path": "part=a/f.parquet", "size": 1}], tombstones=[tomb])
+    actual = state([{"path": spelling, "size": 1}], tombstones=[{**tomb, "path": "./gone.parquet"}])
+    assert diff_states(expected, actual, root=ROOT) == [], f"{spelling!r} under {ROOT}"
+    assert_states_equal(expected, actual, context=spelling, root=ROOT)
+    assert "tombstones: missing in actual: gone.parquet" in diff_states(expected, actual)
+    other = state([{"path": spelling.replace("f.parquet", "g.parquet"), "size": 1}], tombstones=[tomb])
+    assert diff_states(expected, other, root=ROOT) == [
+        "files: expected 1, actual 1 (1 missing, 1 extra)",
+        "files: missing in actual: file:/data/my table/part=a/f.parquet",
+        "files: extra in actual: file:/data/my table/part=a/g.parquet",
+    ], f"{spelling!r}: another file must differ"
+    grown = state([{"path": spelling, "size": 2}], tombstones=[tomb])
+    assert diff_states(expected, grown, root=ROOT) == [
+        "files[file:/data/my table/part=a/f.parquet].size: expected 1, actual 2"
+    ]
