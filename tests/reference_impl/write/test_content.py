@@ -106,12 +106,24 @@ def _stats(low: int, high: int) -> str:
     return stats_json(10, {"v": low}, {"v": high}, {"v": 0})
 
 
+TXN_CUTOFF = NOW - HOUR_MS  # delta.setTransactionRetentionDuration of the content table at the writer's clock
+#: The content table's ``txn``\\ s: appId -> (version, lastUpdated or None, covered by CKPT-CONTENT-012's
+#: permission: absent ``lastUpdated`` or not later than the cutoff).
+TXNS: dict[str, tuple[int, int | None, bool]] = {
+    "fresh": (3, NOW - 10 * MINUTE_MS, False),
+    "old": (4, NOW - 2 * HOUR_MS, True),
+    "undated": (5, None, True),
+    "at-cutoff": (6, TXN_CUTOFF, True),
+    "after-cutoff": (7, TXN_CUTOFF + 1, False),
+}
+
+
 def build_content_table(path: Path, *, v2: bool) -> Path:
     """Every kind of action a checkpoint must keep, rewrite or drop, at the clock :data:`NOW`.
 
     Retention: tombstones 1 hour, transaction identifiers 1 hour. Expected in a checkpoint at
     ``NOW``: adds ``a``, ``c`` (null partition), ``d`` (deletion vector), ``e``; the tombstone of ``b``
-    (without the stats and tags its remove had); txn ``fresh`` only; domain ``keep`` only.
+    (without the stats and tags its remove had); txns ``fresh`` and ``after-cutoff`` only (:data:`TXNS`); domain ``keep`` only.
     """
     extra = {"reader_extra": ["deletionVectors"], "writer_extra": ["deletionVectors", "domainMetadata"]}
     proto = (
@@ -137,9 +149,7 @@ def build_content_table(path: Path, *, v2: bool) -> Path:
             add("p=y/b.parquet", partition_values={"p": "y"}, stats=_stats(10, 19)),
             add("p=__HIVE_DEFAULT_PARTITION__/c.parquet", partition_values={"p": None}, stats=_stats(20, 29)),
             cdc("_change_data/cdc-1.parquet"),
-            txn("fresh", 3, fresh),
-            txn("old", 4, old),
-            txn("undated", 5),
+            *(txn(app, version, updated) for app, (version, updated, _) in TXNS.items()),
             domain("keep", '{"k":1}'),
             domain("gone", '{"k":2}'),
         ],
@@ -256,17 +266,45 @@ def _assert_parquet_layout(path: Path) -> None:
 
 
 @pytest.mark.spark
+@pytest.mark.requirement("CKPT-CONTENT-012", "CKPT-CONTENT-008")
+@pytest.mark.parametrize("layout", LAYOUTS, ids=lambda layout: layout.id)
+def test_expired_txns_left_out_up_to_the_cutoff(layout: Layout, written: WrittenLayouts) -> None:
+    """Under a 1-hour ``delta.setTransactionRetentionDuration``, the reference writer leaves out exactly the
+    ``txn``\\ s the permission covers — no ``lastUpdated``, updated 2 hours ago, updated exactly at the
+    cutoff — and keeps, each once and as written, the one updated 1 ms after the cutoff and the fresh one.
+
+    Spec: CKPT-CONTENT-012
+    "When `delta.setTransactionRetentionDuration` is set, a writer MAY leave out of a checkpoint the
+    newest `txn` action of an `appId` when its `lastUpdated` is absent or not later than the current
+    time minus that duration."
+    Spec: CKPT-CONTENT-008
+    "A checkpoint MUST contain, for each `appId` that occurs in a `txn` action of commits `0..n`, exactly
+    one `txn` action, equal to the newest one for that `appId`, unless a writer leaves it out under
+    CKPT-CONTENT-012."
+    """
+    table, result = written.get(layout)
+    found = sorted(
+        (row["txn"]["appId"], row["txn"]["version"], row["txn"].get("lastUpdated"))
+        for path in _files(table, result)
+        for row in rows_of(path)
+        if "txn" in row
+    )
+    expected = sorted((app, v, updated) for app, (v, updated, expired) in TXNS.items() if not expired)
+    assert found == expected, (
+        f"{layout.id} ({table}): txns {found}, expected {expected} (cutoff {TXN_CUTOFF}; CKPT-CONTENT-012/-008)"
+    )
+
+
+@pytest.mark.spark
 @pytest.mark.requirement(
     "CKPT-CONTENT-002",
     "CKPT-CONTENT-004",
     "CKPT-CONTENT-005",
     "CKPT-CONTENT-006",
     "CKPT-CONTENT-007",
-    "CKPT-CONTENT-008",
     "CKPT-CONTENT-009",
     "CKPT-CONTENT-010",
     "CKPT-CONTENT-011",
-    "CKPT-CONTENT-012",
     "CKPT-SCHEMA-001",
     "CKPT-SCHEMA-003",
     "CKPT-SCHEMA-005",
@@ -304,11 +342,6 @@ def test_checkpoint_content(layout: Layout, written: WrittenLayouts) -> None:
     Spec: CKPT-SCHEMA-006
     "A writer SHOULD leave the `stats` and `tags` fields out of the `remove` struct of every
     checkpoint file."
-    Spec: CKPT-CONTENT-012 (the reference writer uses the permission: ``old``, updated 2 hours ago, and
-    ``undated`` are left out under a 1-hour retention; ``fresh`` stays, as CKPT-CONTENT-008 requires)
-    "When `delta.setTransactionRetentionDuration` is set, a writer MAY leave out of a checkpoint the newest
-    `txn` action of an `appId` when its `lastUpdated` is absent or older than the current time minus that
-    duration."
     """
     table, result = written.get(layout)
     label = f"{layout.id} ({table})"
@@ -343,9 +376,6 @@ def test_checkpoint_content(layout: Layout, written: WrittenLayouts) -> None:
         f"{label}: {tombstone} (CKPT-SCHEMA-005)"
     )
     assert tombstone["deletionTimestamp"] == NOW - 10 * MINUTE_MS, tombstone
-    assert [(t["appId"], t["version"]) for t in by_kind["txn"]] == [("fresh", 3)], (
-        f"{label}: txns {by_kind['txn']}, expected only fresh (CKPT-CONTENT-008, CKPT-CONTENT-012)"
-    )
     assert [(d["domain"], d["removed"]) for d in by_kind["domainMetadata"]] == [("keep", False)], label
     with_dv = [a for a in by_kind["add"] if a.get("deletionVector")]
     assert [a["path"] for a in with_dv] == ["p=x/d.parquet"], f"{label}: {with_dv}"
