@@ -14,9 +14,11 @@ UUID-named, three sidecars, the executors writing through s3a) is killed in turn
 | ``top-level`` | the top-level file published, ``_last_checkpoint`` not written |
 
 After each crash our reader and deltalake report the state from before, and before the top-level
-file no checkpoint and no ``_last_checkpoint`` exist. A re-run then succeeds and both readers use
-its checkpoint; the sidecars of the crashed runs are orphans, and a cleanup after the retention
-period deletes every one of them and keeps the re-run's. (The writer's hidden staging prefixes of
+file no checkpoint and no ``_last_checkpoint`` exist. A re-run then succeeds; our reader uses the greater
+file name of the two complete UUID-named checkpoints of that version (the crashed run's top-level
+file and the re-run's, ``CKPT-READ-004``). The sidecars of the runs killed before their top-level
+file are orphans, and a cleanup after the retention period deletes every one of them and keeps
+the checkpoints' sidecars. (The writer's hidden staging prefixes of
 the crashed runs stay: no reader lists them, and the cleaner never enters a directory.)
 """
 
@@ -109,6 +111,7 @@ def test_crashes_on_s3_leave_the_previous_state_and_cleanup_collects_the_orphans
     rust_before = deltalake_state(root.uri, storage_options=options)
     crashed_sidecars: set[str] = set()
     orphans: set[str] = set()  # sidecars no top-level file references: those of the runs killed before it
+    crashed_top = ""
     for point in POINTS:
         proc = run_cli(root, options, classpath, f"crash:{point}")
         assert proc.returncode == CRASH_EXIT_STATUS, (
@@ -123,6 +126,7 @@ def test_crashes_on_s3_leave_the_previous_state_and_cleanup_collects_the_orphans
         crashed_sidecars |= sidecars
         if point == "top-level":
             assert len(new) == 1 and ".checkpoint." in new[0], f"{root} crash:{point}: new files {new}"
+            crashed_top = new[0]
         else:
             assert new == [], f"{root} crash:{point}: a checkpoint or _last_checkpoint appeared: {new}"
         assert "_last_checkpoint" not in names, f"{root} crash:{point}: _last_checkpoint written"
@@ -143,7 +147,13 @@ def test_crashes_on_s3_leave_the_previous_state_and_cleanup_collects_the_orphans
     top = [f["name"] for f in result["files"] if f["role"] == "top-level"]
     ours = read_snapshot(s3_spark, root.uri, storage_options=options).table_state()
     assert_states_equal(ours_before, ours, context=f"{root} re-run: our reader")
-    assert sorted(ours.source["checkpoint"]["files"]) == sorted(top), f"{root}: our reader used {ours.source}"
+    # Two complete UUID-named checkpoints of one version now exist (the crashed run's and the re-run's):
+    # a reader takes the greater file name (CKPT-READ-004), whichever run wrote it.
+    preferred = max(crashed_top, *top)
+    assert ours.source["checkpoint"]["files"] == [preferred], (
+        f"{root}: our reader used {ours.source['checkpoint']['files']}, not {preferred} "
+        f"(crashed run {crashed_top}, re-run {top})"
+    )
     assert orphans and not kept & crashed_sidecars, f"{root}: crashed {crashed_sidecars}, re-run {kept}"
     now = max(listing(storage, root).values()) + 31 * DAY_MS  # past the default 30-day retention
     cleaned = cleanup(root.uri, now_ms=now, spark=s3_spark, storage_options=options)
