@@ -213,9 +213,9 @@ class _Writer:
         staged, counts = self._stage_verified(
             df, "sidecars", num=num, fill_empty=empty, fmt="parquet", expect=expect
         )
-        staged = staged[:1] if empty else staged  # an empty table gets one empty sidecar, as delta-spark
-        if reuse is not None:  # Spark writes a schema-only file when no bucket is dirty: not a bucket
-            staged = [s for s in staged if counts[s.path.name].rows > 0]
+        # An empty table gets one empty sidecar, as delta-spark. Otherwise only files with rows: Spark's
+        # first task writes a schema-only file even when its partition (bucket 0) is empty.
+        staged = staged[:1] if empty else [s for s in staged if counts[s.path.name].rows > 0]
         self.hooks.reached(PublicationPoint.STAGED)
         self.storage.mkdirs(self.log_dir / SIDECAR_DIR)
         oldest = self._oldest_tombstones(staged) if self.plan.incremental else {}
@@ -408,11 +408,17 @@ class _Writer:
             )
         )
         if inline is not None:
+            # One task writes the file; its bytes must not depend on the order in which the shuffle
+            # delivers the inline rows: the head rows in their order, then the file actions in row_order.
             extra = inline.rows.where(F.col("add").isNotNull() | F.col("remove").isNotNull())
             extra = extra.select(*V1_CHECKPOINT_COLUMNS)
             for column in ("checkpointMetadata", "sidecar"):
                 extra = extra.withColumn(column, F.lit(None).cast(as_nullable(ACTION_STRUCTS[column])))
-            df = df.unionByName(nullable_df(extra))
+            df = df.withColumn(_HEAD_POSITION, F.monotonically_increasing_id()).unionByName(
+                nullable_df(extra).withColumn(_HEAD_POSITION, F.lit(None).cast("long"))
+            )
+            df = df.coalesce(1).sortWithinPartitions(F.col(_HEAD_POSITION).asc_nulls_last(), *row_order(df))
+            df = df.drop(_HEAD_POSITION)
         staged, counts = self._stage_verified(
             df.coalesce(1), "top-level file", num=1, fill_empty=True, fmt=fmt, expect=expect
         )
@@ -425,6 +431,9 @@ class _Writer:
                 unique_name=parse_log_file_name(name).kind is LogFileKind.CHECKPOINT_UUID,
             )
         return written, (df.schema if fmt is TopLevelFormat.PARQUET else None)
+
+
+_HEAD_POSITION = "_delta_ckpt_head_position"
 
 
 def _row_counts(rows: DataFrame) -> ActionCounts:
