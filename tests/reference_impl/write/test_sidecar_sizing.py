@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 from conformance.tables.builder import (
     add,
@@ -95,4 +96,34 @@ def test_writer_uses_one_sidecar_per_core(spark: SparkSession, tmp_path: Path) -
         paths.update(row["add"]["path"] for row in rows)
     assert len(paths) == files and set(paths.values()) == {1}, (
         f"{table}: the sidecars hold {len(paths)} distinct adds (max {max(paths.values())} copies), expected {files} once each"
+    )
+
+
+@pytest.mark.spark
+def test_no_sidecar_without_rows_when_the_first_partition_is_empty(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Ten adds whose paths all hash to the second of two sidecar partitions: one sidecar, not two.
+
+    Spark's first write task creates a schema-only file even when its partition is empty; the
+    writer must not publish it as a sidecar of a non-empty state (with ``--incremental`` such a file
+    broke the next checkpoint's re-check of reused sidecars).
+    """
+    names = spark.range(400).select(F.format_string("f-%03d.parquet", "id").alias("p"))
+    paths = [r["p"] for r in names.where(F.pmod(F.hash("p"), F.lit(2)) == 1).limit(10).collect()]
+    table = write_log(
+        tmp_path / "table",
+        [
+            [
+                v2_protocol(),
+                metadata(schema(schema_field("v", "long")), configuration={"delta.checkpointPolicy": "v2"}),
+            ],
+            [commit_info(), *[add(p) for p in paths]],
+        ],
+    )
+    options = CheckpointOptions(spec=CheckpointSpec.V2, actions_per_sidecar=5)
+    result = write_checkpoint(table, options=options, spark=spark)
+    counts = {s.name: len(rows_of(log_dir(table) / s.name)) for s in result.sidecars}
+    assert len(paths) == 10 and sorted(counts.values()) == [10], (
+        f"{table}: sidecars and their row counts {counts}, expected one sidecar with the 10 adds"
     )
