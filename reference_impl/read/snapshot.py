@@ -214,10 +214,15 @@ class Snapshot:
         }
 
     def table_state(self, *, include_source: bool = True) -> TableState:
-        """Collect everything into a :class:`TableState` (the only step that collects files)."""
+        """Collect everything into a :class:`TableState` (the only step that collects files).
+
+        One pass over :attr:`state_df` (each row holds an ``add`` or a ``remove``): the log is
+        scanned and reconciled once, not once for the files and again for the tombstones.
+        """
         with self.replay_errors():
-            files = [r["add"] for r in _collect_dicts(self.files_df)]
-            tombstones = [r["remove"] for r in _collect_dicts(self.tombstones_df)]
+            rows = _collect_dicts(self.state_df)
+        files = [r["add"] for r in rows if r["add"] is not None]
+        tombstones = [r["remove"] for r in rows if r["remove"] is not None]
         return TableState.build(
             version=self.version,
             protocol=self.protocol,
