@@ -19,12 +19,14 @@ into the checkpoint itself (never only into ``_last_checkpoint``, which any writ
 
 **Reuse.** The next checkpoint with ``incremental`` starts from the checkpoint its replay used (the
 *base*). It reuses base sidecars only when the base has this layout with every bucket at most once,
-the same ``N`` (kept while buckets hold at most twice the per-sidecar cap on average), and
-the same sidecar Parquet schema (``sidecarFileSchema``) the new rows have. A bucket is *dirty* when a
-commit after the base holds a file action whose key falls into it (decided exactly, from the keys,
-not from ``dataChange``), or when its oldest tombstone has expired by the new cutoff. Dirty buckets
-are rewritten from the state; the others' sidecar actions are listed again, unchanged. Anything else
-means a full write (the reason is reported as the ``incremental`` phase's note).
+the same ``N`` (kept while buckets hold at most twice the per-sidecar cap on average), the same
+table root (a moved or copied table's keys differ), and the same sidecar Parquet schema
+(``sidecarFileSchema``) the new rows have. A bucket is *dirty* when a commit after the base holds
+a file action whose key falls into it (decided exactly, from the keys, not from ``dataChange``), or
+when its oldest tombstone has expired by the new cutoff, or when its base sidecar has no rows.
+Dirty buckets are rewritten from the state; the others' sidecar actions are listed again,
+unchanged. Anything else means a full write (the reason is reported as the ``incremental`` phase's
+note).
 """
 
 from __future__ import annotations
@@ -108,6 +110,9 @@ def plan_reuse(
         return (
             f"the base checkpoint has layout {tags.get(LAYOUT_TAG)!r} with {tags.get(BUCKETS_TAG)!r} buckets"
         )
+    if tags.get(ROOT_TAG) != str(snap.table):
+        # The keys are canonical paths against the root: a moved or copied table buckets its files anew.
+        return f"the base checkpoint's buckets were computed against the table root {tags.get(ROOT_TAG)!r}"
     if not _same_schema(tags.get("sidecarFileSchema"), sidecar_schema):
         return "the base sidecars have another Parquet schema"
     by_bucket: dict[int, dict[str, Any]] = {}

@@ -228,3 +228,31 @@ def test_incremental_checkpoint_rewrites_the_bucket_of_a_base_sidecar_without_ro
     )
     got = read_snapshot(spark, table, version=1, now_ms=NOW_A).table_state()
     assert not got.files and got.source["checkpoint"]["version"] == 1, f"{table}: v1 read as {got.source}"
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-INC-002")
+def test_incremental_checkpoint_of_a_copied_table_lists_no_base_sidecar(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """The bucket keys are canonical paths against the table root: in a copy of the table (another
+    root) the base's sidecars no longer hold their buckets, so the copy's incremental checkpoint
+    writes every bucket anew instead of failing its re-check, and reads as the original.
+
+    Spec: CKPT-INC-002
+    "A writer MUST list a sidecar file written for an earlier checkpoint only when, for every logical
+    file that has an action in that sidecar, the action is the one the new checkpoint's state holds
+    for that file …"
+    """
+    table = _build(tmp_path / "table")
+    _write(table, 1, NOW_A, spark)
+    copy = tmp_path / "copy"
+    shutil.copytree(table, copy)
+    again = _write(copy, 3, NOW_A, spark)
+    assert again.sidecars and not any(s.kept_existing for s in again.sidecars), (
+        f"{copy}: sidecars {[(s.base_name, s.kept_existing) for s in again.sidecars]}"
+    )
+    got = read_snapshot(spark, copy, version=3, now_ms=NOW_A).table_state()
+    want = read_snapshot(spark, table, version=3, now_ms=NOW_A).table_state()
+    assert got.source["checkpoint"]["version"] == 3, f"{copy}: v3 read from {got.source}"
+    assert got.files == want.files and got.tombstones == want.tombstones, f"{copy}: v3 differs from {table}"
