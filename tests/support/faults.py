@@ -9,6 +9,7 @@ such hooks. Directives (:func:`parse_fault_plan`, comma-separated):
 |---|---|
 | ``crash:<point>`` | the process exits at once with status 86 (no cleanup runs), at ``<point>`` |
 | ``raise:<point>`` | :class:`InjectedFault` is raised at ``<point>`` (cleanup runs) |
+| ``pause:<point>`` | at ``<point>``, ``PAUSED <point>`` is printed on stderr and the process waits for a line on stdin (then goes on; at end of input it exits with status 86) — the test kills it there with SIGKILL, or lets it go on (:mod:`tests.support.cli_runs`) |
 | ``fail-task:<partition>:<attempts>`` | the Spark task writing ``<partition>`` fails on its first ``<attempts>`` attempts |
 
 ``<point>`` is a :class:`~reference_impl.hooks.PublicationPoint` value, with ``:<k>`` for the
@@ -19,6 +20,7 @@ counted ones: ``staged``, ``sidecar:<k>``, ``sidecars``, ``top-level``, ``cleanu
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
 CRASH_EXIT_STATUS = 86
+PAUSED = "PAUSED "
 
 
 class InjectedFault(RuntimeError):
@@ -40,6 +43,7 @@ class FaultPlan:
 
     crash_at: frozenset[str] = frozenset()
     raise_at: frozenset[str] = frozenset()
+    pause_at: frozenset[str] = frozenset()
     failing_tasks: tuple[tuple[int, int], ...] = field(default=())  # (partition, failing attempts)
 
     def reached(self, point: PublicationPoint, count: int | None = None) -> None:
@@ -48,13 +52,17 @@ class FaultPlan:
             os._exit(CRASH_EXIT_STATUS)
         if label in self.raise_at:
             raise InjectedFault(f"injected fault at {label}")
+        if label in self.pause_at:
+            print(f"{PAUSED}{label}", file=sys.stderr, flush=True)
+            if not sys.stdin.readline():
+                os._exit(CRASH_EXIT_STATUS)
 
     def prepare(self, df: DataFrame) -> DataFrame:
         return df.where(task_fault_filter(self)) if self.failing_tasks else df
 
 
 def parse_fault_plan(text: str) -> FaultPlan:
-    crash, raise_, tasks = set(), set(), []
+    crash, raise_, pause, tasks = set(), set(), set(), []
     for item in (t.strip() for t in text.split(",")):
         if not item:
             continue
@@ -63,12 +71,14 @@ def parse_fault_plan(text: str) -> FaultPlan:
             crash.add(rest)
         elif kind == "raise" and rest:
             raise_.add(rest)
+        elif kind == "pause" and rest:
+            pause.add(rest)
         elif kind == "fail-task":
             partition, _, attempts = rest.partition(":")
             tasks.append((int(partition), int(attempts or "1")))
         else:
             raise ValueError(f"unknown fault directive {item!r}")
-    return FaultPlan(frozenset(crash), frozenset(raise_), tuple(tasks))
+    return FaultPlan(frozenset(crash), frozenset(raise_), frozenset(pause), tuple(tasks))
 
 
 def task_fault_filter(plan: FaultPlan) -> Column:

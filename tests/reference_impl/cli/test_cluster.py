@@ -3,21 +3,22 @@
 Spec: ``spec/checkpoints.md`` §17.2 Publication order (the executors write sidecars straight to the
 table's store), §19.4 Stores.
 
-The command runs as a user runs it (a subprocess, ``--master "local-cluster[2,1,1024]"``) on a
+The command runs as a user runs it (a subprocess, ``--master "local-cluster[2,1,1024]"``, through
+:mod:`tests.support.cli_runs` as the crash tests run it) on a
 7-commit table with the ``v2Checkpoint`` feature, on local disk and on the tests' S3 server, and
 writes a V2 checkpoint with several sidecars. Its whole output is checked: stdout is exactly the
 result document (``--json``), stderr is empty — no start-up notice of the JVM, no ERROR stack traces
 from executors stopped at shutdown (the command stops Spark itself, quietly) — and the checkpoint is
 read back by our reader. (The workers keep their executors' logs under pyspark's ``work/``: Spark's
-local cluster takes no other work directory.)
+local cluster takes no other work directory — ``LocalSparkCluster`` starts its workers with no work
+directory, and a worker then uses ``$SPARK_HOME/work``, ignoring ``SPARK_WORKER_DIR`` and
+``spark.worker.dir``.)
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -30,33 +31,11 @@ from conformance.plugin import unavailable
 from reference_impl.read.snapshot import read_snapshot
 from reference_impl.storage import Location, storage_for
 from tests.reference_impl.write.helpers import small_v2_table
+from tests.support.cli_runs import checkpoint_argv, run_checkpoint
 from tests.support.servers.seaweed import S3Server
 
 MASTER = "local-cluster[2,1,1024]"
 COMMITS = 7  # as in the issue's report
-
-
-def run_cli(
-    table: str, tmp_path: Path, *, global_args: tuple[str, ...] = (), options: tuple[str, ...] = ()
-) -> subprocess.CompletedProcess[str]:
-    """``delta-ckpt --master local-cluster[2,1,1024] GLOBAL… checkpoint TABLE --spec v2 --naming uuid --json OPTIONS…``."""
-    env = dict(os.environ)
-    argv = [sys.executable, "-m", "reference_impl.cli", "--master", MASTER, *global_args]
-    argv += [
-        "checkpoint",
-        table,
-        "--spec",
-        "v2",
-        "--naming",
-        "uuid",
-        "--actions-per-sidecar",
-        "4",
-        "--json",
-        *options,
-    ]
-    return subprocess.run(
-        argv, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600, check=False
-    )
 
 
 def check_output(proc: subprocess.CompletedProcess[str], table: str) -> dict[str, Any]:
@@ -87,7 +66,7 @@ def test_cluster_checkpoint_of_a_local_table_prints_only_its_result(
     """
     table = small_v2_table(tmp_path / "table")
     before = read_snapshot(spark, table).table_state()
-    proc = run_cli(str(table), tmp_path)
+    proc = run_checkpoint(checkpoint_argv(str(table), global_args=("--master", MASTER)), cwd=tmp_path)
     document = check_output(proc, str(table))
     after = read_snapshot(spark, table).table_state()
     assert after.files == before.files, f"{table}: files changed by the checkpoint"
@@ -119,12 +98,9 @@ def test_cluster_checkpoint_of_an_s3_table_prints_only_its_result(
     for file in sorted((local / "_delta_log").iterdir()):
         storage.write_new(root / "_delta_log" / file.name, file.read_bytes())
     before = read_snapshot(spark, root.uri, storage_options=options).table_state()
-    proc = run_cli(
-        root.uri,
-        tmp_path,
-        global_args=("--conf", f"spark.jars={','.join(str(j) for j in jars)}"),
-        options=tuple(f"--storage-option={k}={v}" for k, v in options.items()),
-    )
+    jars_conf = ("--conf", f"spark.jars={','.join(str(j) for j in jars)}")
+    argv = checkpoint_argv(root.uri, global_args=("--master", MASTER, *jars_conf), storage_options=options)
+    proc = run_checkpoint(argv, cwd=tmp_path)
     check_output(proc, root.uri)
     after = read_snapshot(spark, root.uri, storage_options=options).table_state()
     assert after.files == before.files, f"{root}: files changed by the checkpoint"
