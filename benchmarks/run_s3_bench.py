@@ -1,0 +1,182 @@
+"""S3 benchmark: a V2 checkpoint of the same table on the tests' S3 server (SeaweedFS) vs on local disk.
+
+Spec: ``spec/checkpoints.md`` §19.4 Stores (issue #13, "Measured"). Each run is a fresh
+``delta-ckpt checkpoint TABLE --spec v2 --json`` process (``local[2]``) on a fresh copy of a
+synthetic V2 table (:mod:`synthetic_table`, ``--adds`` add actions in commits of 1,000): a
+directory on local disk, or a fresh prefix of one SeaweedFS bucket (started for the benchmark on
+127.0.0.1 by ``tests/support/servers/seaweed.py``; Spark's executors reach it through s3a with the
+cached S3A connector jars). The contenders are **interleaved**: repetition ``r`` runs both, in an
+order rotated by ``r``; ``--reps`` (default 3) repetitions give min/median/max.
+
+Figures of a run: ``wall`` (the whole process), ``total`` (the command's own ``timingsSeconds.total``:
+``write_checkpoint`` from its start to ``_last_checkpoint``, which includes starting Spark when the
+session starts there), and on S3 the number of S3 requests the
+server counted during the run by type (``SeaweedFS_s3_request_total`` from its metrics port,
+after minus before: the driver's obstore client and the executors' s3a together). The 1-minute
+load average is recorded before and after each run.
+
+Usage (the results file shows the command that produced it)::
+
+    .venv/bin/python benchmarks/run_s3_bench.py --adds 100000 --reps 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT))
+
+from synthetic_table import generate  # noqa: E402
+
+from conformance.oracles.delta_jars import cached_s3a_jars  # noqa: E402
+from reference_impl.storage import Location, storage_for  # noqa: E402
+from tests.support.servers.seaweed import S3Server, seaweed_s3  # noqa: E402
+
+CONTENDERS = ("local", "s3")
+_REQUESTS = re.compile(r"^SeaweedFS_s3_request_total\{(?P<labels>[^}]*)\} (?P<value>[0-9.e+]+)$")
+_TYPE = re.compile(r'type="(?P<type>[^"]*)"')
+
+
+def requests_by_type(server: S3Server) -> Counter[str]:
+    """The server's S3 request counters, summed over bucket and status code, by request type."""
+    text = urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=30).read()
+    out: Counter[str] = Counter()
+    for line in text.decode().splitlines():
+        match = _REQUESTS.match(line)
+        kind = _TYPE.search(match.group("labels")) if match else None
+        if match and kind:
+            out[kind.group("type")] += int(float(match.group("value")))
+    return out
+
+
+def run_checkpoint(table: str, global_args: list[str], options: list[str]) -> dict[str, Any]:
+    """One ``delta-ckpt GLOBAL… checkpoint TABLE --spec v2 --json OPTIONS…`` process: wall time, total, loads."""
+    argv = [
+        sys.executable,
+        "-m",
+        "reference_impl.cli",
+        *global_args,
+        "checkpoint",
+        table,
+        "--spec",
+        "v2",
+        "--json",
+    ]
+    argv += options
+    load_before = os.getloadavg()[0]
+    started = time.perf_counter()
+    env = {**os.environ, "DELTA_CKPT_SPARK_MASTER": "local[2]"}
+    proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise RuntimeError(f"{table}: exit {proc.returncode}: {proc.stderr[-2000:]}")
+    result = json.loads(proc.stdout)
+    sidecars = sum(1 for f in result["files"] if f["role"] == "sidecar")
+    return {
+        "wall_s": round(wall, 2),
+        "total_s": result["timingsSeconds"]["total"],
+        "sidecars": sidecars,
+        "load_before": round(load_before, 2),
+        "load_after": round(os.getloadavg()[0], 2),
+    }
+
+
+def upload(server: S3Server, local: Path, prefix: str) -> str:
+    """Copy the table's ``_delta_log`` to ``prefix`` of the bucket; its ``s3://`` URI."""
+    root = Location.parse(server.uri(prefix))
+    storage = storage_for(root, server.storage_options())
+    for file in sorted((local / "_delta_log").iterdir()):
+        storage.write_new(root / "_delta_log" / file.name, file.read_bytes())
+    return root.uri
+
+
+def summary(values: list[float]) -> str:
+    return f"{min(values):.1f} / {statistics.median(values):.1f} / {max(values):.1f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--adds", type=int, default=100_000)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "delta-ckpt-s3-bench")
+    parser.add_argument("--results", type=Path, default=HERE / "S3_RESULTS.md")
+    args = parser.parse_args(argv)
+    jars = cached_s3a_jars()
+    if jars is None:
+        print("the S3A connector jars are not cached: run `delta-ckpt env --resolve-jars`", file=sys.stderr)
+        return 2
+    shutil.rmtree(args.work, ignore_errors=True)
+    args.work.mkdir(parents=True)
+    source = args.work / "source"
+    generate(source, args.adds, v2=True)
+    rows: list[dict[str, Any]] = []
+    with seaweed_s3(args.work / "s3") as server:
+        conf = ["--conf", f"spark.jars={','.join(str(j) for j in jars)}"]
+        options = [f"--storage-option={k}={v}" for k, v in server.storage_options().items()]
+        for rep in range(args.reps):
+            for contender in CONTENDERS[rep % 2 :] + CONTENDERS[: rep % 2]:
+                if contender == "local":
+                    table = args.work / f"local-{rep}"
+                    shutil.copytree(source, table)
+                    row = run_checkpoint(str(table), [], [])
+                else:
+                    uri = upload(server, source, f"bench-{rep}")
+                    before = requests_by_type(server)
+                    row = run_checkpoint(uri, conf, options)
+                    row["requests"] = dict(sorted((requests_by_type(server) - before).items()))
+                rows.append({"contender": contender, "rep": rep, **row})
+                print(json.dumps(rows[-1]), flush=True)
+    write_results(args, rows)
+    return 0
+
+
+def write_results(args: argparse.Namespace, rows: list[dict[str, Any]]) -> None:
+    command = "python benchmarks/run_s3_bench.py " + " ".join(sys.argv[1:])
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False
+    ).stdout.strip()
+    lines = [
+        "# S3 vs local disk: one V2 checkpoint (`benchmarks/run_s3_bench.py`)",
+        "",
+        f"Command: `{command}` — {args.adds:,} add actions, {args.reps} interleaved repetitions, "
+        f"`local[2]`; commit {commit or 'unknown'}; {platform.node()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}. The load column is the machine's 1-minute load average.",
+        "",
+        "| contender | wall s (min / median / max) | command total s (min / median / max) | sidecars | load before–after |",
+        "|---|---|---|---|---|",
+    ]
+    for contender in CONTENDERS:
+        mine = [r for r in rows if r["contender"] == contender]
+        loads = [v for r in mine for v in (r["load_before"], r["load_after"])]
+        lines.append(
+            f"| {contender} | {summary([r['wall_s'] for r in mine])} | {summary([r['total_s'] for r in mine])} "
+            f"| {mine[0]['sidecars']} | {min(loads):.1f}–{max(loads):.1f} |"
+        )
+    lines += ["", "S3 requests per checkpoint (counted by SeaweedFS, by type):", ""]
+    for row in rows:
+        if row["contender"] == "s3":
+            counts = ", ".join(f"{k} {v}" for k, v in row["requests"].items())
+            lines.append(f"- repetition {row['rep']}: {counts} (total {sum(row['requests'].values())})")
+    lines += ["", "Raw rows:", "", "```", *(json.dumps(r) for r in rows), "```", ""]
+    args.results.write_text("\n".join(lines))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
