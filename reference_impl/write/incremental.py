@@ -5,23 +5,22 @@ Spec: ``spec/checkpoints.md`` §12.1 Sidecar reuse (``CKPT-INC-*``); design and 
 
 **Layout.** With ``incremental`` the writer records a bucket layout: file action ``a`` goes to bucket
 ``pmod(murmur3(key), N)`` where ``key`` is the canonical path of ``coalesce(add.path, remove.path)``
-(``CKPT-CONTENT-014``) — the Spark partition ``repartition(N, key)``
-puts it in, so one task writes one bucket — and one sidecar holds one bucket. The layout is written
+(``CKPT-CONTENT-014``) relative to the table root when it lies under it (else the whole canonical
+path: a moved or copied table keeps its layout) — the Spark partition ``repartition(N, key)`` puts it
+in, so one task writes one bucket — and one sidecar holds one bucket. The layout is written
 into the checkpoint itself (never only into ``_last_checkpoint``, which any writer replaces):
 
 | where | tag | value |
 |---|---|---|
 | ``checkpointMetadata.tags`` | :data:`LAYOUT_TAG` | :data:`LAYOUT` |
 | ``checkpointMetadata.tags`` | :data:`BUCKETS_TAG` | ``N`` |
-| ``checkpointMetadata.tags`` | :data:`ROOT_TAG` | the table root the canonical keys were computed against |
 | ``sidecar.tags`` | :data:`BUCKET_TAG` | the bucket the sidecar holds |
 | ``sidecar.tags`` | :data:`MIN_DELETION_TAG` | the smallest ``deletionTimestamp`` of its tombstones (absent: none) |
 
 **Reuse.** The next checkpoint with ``incremental`` starts from the checkpoint its replay used (the
 *base*). It reuses base sidecars only when the base has this layout with every bucket at most once,
-the same ``N`` (kept while buckets hold at most twice the per-sidecar cap on average), the same
-table root (a moved or copied table's keys differ), and the same sidecar Parquet schema
-(``sidecarFileSchema``) the new rows have. A bucket is *dirty* when a commit after the base holds
+the same ``N`` (kept while buckets hold at most twice the per-sidecar cap on average), and the
+same sidecar Parquet schema (``sidecarFileSchema``) the new rows have. A bucket is *dirty* when a commit after the base holds
 a file action whose key falls into it (decided exactly, from the keys, not from ``dataChange``), or
 when its oldest tombstone has expired by the new cutoff, or when its base sidecar has no rows.
 Dirty buckets are rewritten from the state; the others' sidecar actions are listed again,
@@ -48,17 +47,18 @@ if TYPE_CHECKING:
     from reference_impl.storage import Location
 
 LAYOUT_TAG = "delta-ckpt.layout"
-LAYOUT = "hash-path-v1"
+LAYOUT = "hash-path-v2"  # v1 hashed the absolute canonical path: a moved table's buckets changed
 BUCKETS_TAG = "delta-ckpt.buckets"
-ROOT_TAG = "delta-ckpt.root"
 BUCKET_TAG = "delta-ckpt.bucket"
 MIN_DELETION_TAG = "delta-ckpt.minDeletionTimestamp"
 
 
 def file_key(root: Location) -> Column:
     """The bucketing key of a file action row: its canonical path (``CKPT-CONTENT-014``), so that every
-    spelling of one logical file falls into one bucket."""
-    return canonical_path(F.coalesce(F.col("add.path"), F.col("remove.path")), root)
+    spelling of one logical file falls into one bucket, relative to the table root when under it."""
+    key = canonical_path(F.coalesce(F.col("add.path"), F.col("remove.path")), root)
+    prefix = F.regexp_replace(canonical_path(F.lit("x"), root), "x$", "")  # the canonical root, with "/"
+    return F.when(key.startswith(prefix), key.substr(F.length(prefix) + 1, F.length(key))).otherwise(key)
 
 
 def bucket_of(buckets: int, root: Location) -> Column:
@@ -110,9 +110,6 @@ def plan_reuse(
         return (
             f"the base checkpoint has layout {tags.get(LAYOUT_TAG)!r} with {tags.get(BUCKETS_TAG)!r} buckets"
         )
-    if tags.get(ROOT_TAG) != str(snap.table):
-        # The keys are canonical paths against the root: a moved or copied table buckets its files anew.
-        return f"the base checkpoint's buckets were computed against the table root {tags.get(ROOT_TAG)!r}"
     if not _same_schema(tags.get("sidecarFileSchema"), sidecar_schema):
         return "the base sidecars have another Parquet schema"
     by_bucket: dict[int, dict[str, Any]] = {}

@@ -73,7 +73,6 @@ from reference_impl.write.incremental import (
     BUCKETS_TAG,
     LAYOUT,
     LAYOUT_TAG,
-    ROOT_TAG,
     ReusePlan,
     bucket_of,
     bucket_tags,
@@ -336,7 +335,6 @@ class _Writer:
         tags["numOfAddFiles"] = str(state.adds)
         if self.plan.incremental and self.layout_buckets is not None:
             tags[LAYOUT_TAG], tags[BUCKETS_TAG] = LAYOUT, str(self.layout_buckets)
-            tags[ROOT_TAG] = str(self.snap.table)
         if self.plan.sidecars:
             schema_text = json.dumps(schema_json(sidecar_schema), separators=(",", ":"))
             if len(schema_text) <= CHECKPOINT_SCHEMA_THRESHOLD:
