@@ -45,4 +45,11 @@ if ! (cd "$ROOT" && "$VENV/bin/python" -m tests.support.servers.hdfs); then
   fi
   echo "[setup] WARNING: MiniDFSCluster launcher unavailable; HDFS tests will be skipped" >&2
 fi
+# Build the driver JVM's class archive once into .cache/spark-cds/ (scripts/build_class_archive.py: a Java 17
+# AppCDS archive of the classes a short command loads, keyed by java and pyspark); local-master sessions
+# then start with those classes parsed and verified (reference_impl/storage/class_archive.py). Only an
+# optimisation: a failure warns.
+if ! "$VENV/bin/python" "$ROOT/scripts/build_class_archive.py"; then
+  echo "[setup] WARNING: the Spark class archive could not be built; Spark starts without it" >&2
+fi
 export VENV

@@ -9,7 +9,14 @@ The same code runs on a laptop and on a cluster; :func:`get_spark` honours:
 Defaults (:data:`BASE_CONF`, and :data:`LOCAL_CONF` in local mode): session time zone UTC, quiet
 logs (ERROR), no UI, few shuffle partitions so small tables are fast, and in local mode the JVM
 flags of :data:`SHORT_JOB_JAVA_OPTIONS` for the driver and for spark-submit's launcher JVM (a
-``--conf spark.driver.extraJavaOptions=…`` replaces them for long jobs). A JVM holds one
+``--conf spark.driver.extraJavaOptions=…`` replaces them for long jobs). With those default flags
+and a plain ``local``/``local[N]`` master, the driver also maps the class archive of
+:mod:`reference_impl.storage.class_archive` when the cache holds one for this Java and pyspark
+(built once by ``scripts/build_class_archive.py``; issue #12: it halves the JVM's start-up CPU):
+Spark's classes come parsed and verified; results are the same, as only class loading changes.
+Not for ``local-cluster[…]`` or a cluster master (executors are JVMs of their own), nor when
+``SPARK_CONF_DIR`` holds more than a ``log4j2.properties``. The session has **no delta-spark jars**
+(``spark.jars`` is empty unless ``--conf`` sets it). A JVM holds one
 SparkContext, so a process gets one session: when one is already running (the test suite may have
 started one with more jars on its classpath), :func:`get_spark` returns it — the reference code
 uses nothing but Spark's own sources either way.
@@ -18,6 +25,7 @@ uses nothing but Spark's own sources either way.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping
@@ -27,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reference_impl.errors import InvalidOption
-from reference_impl.storage import Location, SessionSource, Storage
+from reference_impl.storage import Location, SessionSource, Storage, class_archive
 from reference_impl.storage.connectors import require_spark_connector
 
 if TYPE_CHECKING:
@@ -36,6 +44,8 @@ if TYPE_CHECKING:
 ENV_MASTER = "DELTA_CKPT_SPARK_MASTER"
 ENV_CONF = "DELTA_CKPT_SPARK_CONF"
 DEFAULT_MASTER = "local[2]"
+#: Masters whose driver is the only JVM (not ``local-cluster[...]``): these may use the class archive.
+LOCAL_MASTER = re.compile(r"local(\[[^\]]*\])?")
 
 #: Holds our quiet ``log4j2.properties``.
 SPARK_CONF_DIR = Path(__file__).resolve().parents[1] / "resources" / "spark-conf"
@@ -104,11 +114,14 @@ def get_spark(settings: SparkSettings | None = None) -> SparkSession:
         return active
     settings = settings or settings_from_env()
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    os.environ.setdefault("SPARK_CONF_DIR", str(SPARK_CONF_DIR))
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     conf = {**BASE_CONF, **(LOCAL_CONF if settings.is_local else {}), **settings.conf}
     if LOCAL_CONF["spark.driver.extraJavaOptions"] == conf.get("spark.driver.extraJavaOptions"):
         os.environ.setdefault("SPARK_LAUNCHER_OPTS", SHORT_JOB_JAVA_OPTIONS)  # spark-submit's own JVM
+        archived = _class_archive_options(settings)
+        if archived is not None:
+            conf["spark.driver.extraJavaOptions"] += f" {archived}"
+    os.environ.setdefault("SPARK_CONF_DIR", str(SPARK_CONF_DIR))
     builder = SparkSession.builder.master(settings.master).appName(settings.app_name)
     for key, value in conf.items():
         builder = builder.config(key, value)
@@ -116,6 +129,27 @@ def get_spark(settings: SparkSettings | None = None) -> SparkSession:
         spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def _class_archive_options(settings: SparkSettings) -> str | None:
+    """The driver flags of the class archive (:mod:`~reference_impl.storage.class_archive`), or ``None``.
+
+    Only with the default driver flags, for a plain local master and a ``SPARK_CONF_DIR`` (ours by
+    default) that holds nothing but ``log4j2.properties``: that file then goes to log4j by a system
+    property and ``SPARK_CONF_DIR`` becomes the archive's empty directory (the JVM maps the archive
+    only with an empty directory first on the classpath). Without the archive, a ``SPARK_CONF_DIR``
+    that an earlier session of this process emptied is ours again.
+    """
+    conf_dir = Path(os.environ.get("SPARK_CONF_DIR") or SPARK_CONF_DIR)
+    if conf_dir == class_archive.empty_conf_dir(create=False):
+        conf_dir = SPARK_CONF_DIR
+    os.environ["SPARK_CONF_DIR"] = str(conf_dir)
+    if not LOCAL_MASTER.fullmatch(settings.master) or not class_archive.log4j_only(conf_dir):
+        return None
+    flags = class_archive.archive_java_options(conf_dir)
+    if flags is not None:
+        os.environ["SPARK_CONF_DIR"] = str(class_archive.empty_conf_dir())
+    return flags
 
 
 #: What the driver JVM prints at start-up that is not ours to show: Spark's launcher always adds the

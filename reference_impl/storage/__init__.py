@@ -13,6 +13,7 @@ Modules, in the order a newcomer reads them:
 | :mod:`~reference_impl.storage.ranges` | a seekable stream over a remote file read by byte ranges (Parquet footers) |
 | :mod:`~reference_impl.storage.connectors` | whether Spark has a Hadoop file system for a location (one clear error if not) |
 | :mod:`~reference_impl.storage.factory` | :func:`~reference_impl.storage.factory.storage_for`: the storage of a location, by URI scheme |
+| :mod:`~reference_impl.storage.class_archive` | not a table's files: the driver JVM's class archive in the local cache (where it is, whether a session maps it) |
 
 Storage is the bottom layer: it imports only :mod:`reference_impl.errors`. Nothing else in
 ``reference_impl`` touches the OS file API or the Hadoop API (``tests/test_boundaries.py``).

@@ -1,0 +1,101 @@
+"""The driver JVM's class-data-sharing (AppCDS) archive in the local cache: where it is, whether to map it.
+
+Issue #12 (a 10-commit table: ``delta-ckpt checkpoint`` ≤ 6 s, ``snapshot`` ≤ 5 s): a short
+command's JVM spends much of its CPU loading and verifying Spark's classes from ~280 jars. Java 17
+can dump the classes a run loaded into a *dynamic archive* (``-XX:ArchiveClassesAtExit``) and map
+it into later JVMs (``-XX:SharedArchiveFile``), parsed and verified already.
+``scripts/build_class_archive.py`` (run by ``scripts/bootstrap.sh``) builds it once;
+:mod:`reference_impl.spark.session` maps it (local master only). This module holds the files:
+
+* :func:`archive_path`: ``<cache>/spark-cds/<key>.jsa``, the key hashing the ``java`` binary,
+  the pyspark version and its jars' names, sizes and times (a new Java or pyspark: a new archive).
+  The JVM checks the archive itself too (its build, the classpath, each jar's size and time) and
+  runs without it on a mismatch — silently: its CDS log is off (:data:`USE_FLAGS`), as the JVM's
+  warnings would go to stdout (``--json``).
+* CDS refuses a classpath directory that holds files, and Spark puts ``SPARK_CONF_DIR`` first on
+  the driver's classpath: a session with the archive uses :func:`empty_conf_dir` and gives log4j
+  the ``log4j2.properties`` of a conf directory that holds nothing else (:func:`log4j_only`) by a
+  system property (:func:`log4j_flag`) — the same logging.
+
+Cache: ``$DELTA_CKPT_CACHE`` (default ``<project>/.cache`` in a source checkout, else
+``~/.cache/delta-checkpoint-conformance`` — the layout of the suite's jar cache).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import shutil
+from importlib import metadata
+from pathlib import Path
+
+ENV_CACHE = "DELTA_CKPT_CACHE"
+#: Mapping the archive; its log off (a mismatch is not an error: the JVM runs without the archive).
+USE_FLAGS = "-Xshare:auto -Xlog:cds=off -Xlog:cds+dynamic=off"
+LOG4J_FILE = "log4j2.properties"
+
+
+def cache_dir() -> Path:
+    """``$DELTA_CKPT_CACHE``, else ``<project>/.cache`` in a source checkout, else the user's cache."""
+    env = os.environ.get(ENV_CACHE)
+    if env:
+        return Path(env)
+    candidate = Path(__file__).resolve().parents[2]
+    if (candidate / "pyproject.toml").is_file():
+        return candidate / ".cache"
+    return Path.home() / ".cache" / "delta-checkpoint-conformance"
+
+
+def _java() -> Path | None:
+    home = os.environ.get("JAVA_HOME")
+    found = str(Path(home) / "bin" / "java") if home else shutil.which("java")
+    return Path(found).resolve() if found and Path(found).is_file() else None
+
+
+def archive_key() -> str | None:
+    """A hash of the ``java`` binary and of pyspark's version and jars; ``None`` without Java or pyspark."""
+    java = _java()
+    spec = importlib.util.find_spec("pyspark")
+    if java is None or spec is None or spec.origin is None:
+        return None
+    stat = java.stat()
+    facts = [str(java), str(stat.st_size), str(stat.st_mtime_ns), metadata.version("pyspark")]
+    for entry in sorted(os.scandir(Path(spec.origin).parent / "jars"), key=lambda e: e.name):
+        jar = entry.stat()
+        facts.append(f"{entry.name}:{jar.st_size}:{jar.st_mtime_ns}")
+    return hashlib.sha256("\n".join(facts).encode()).hexdigest()[:20]
+
+
+def archive_dir() -> Path:
+    return cache_dir() / "spark-cds"
+
+
+def archive_path() -> Path | None:
+    key = archive_key()
+    return None if key is None else archive_dir() / f"{key}.jsa"
+
+
+def empty_conf_dir(*, create: bool = True) -> Path:
+    """The ``SPARK_CONF_DIR`` of a session with the archive: an empty directory."""
+    path = archive_dir() / "empty-conf"
+    if create:
+        path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def log4j_only(conf_dir: Path) -> bool:
+    """Whether ``conf_dir`` holds a ``log4j2.properties`` and nothing else (a system property can replace it)."""
+    return conf_dir.is_dir() and {entry.name for entry in conf_dir.iterdir()} == {LOG4J_FILE}
+
+
+def log4j_flag(conf_dir: Path) -> str:
+    return f"-Dlog4j2.configurationFile={(conf_dir / LOG4J_FILE).as_uri()}"
+
+
+def archive_java_options(conf_dir: Path) -> str | None:
+    """Driver flags mapping the archive with ``conf_dir``'s log4j file, or ``None`` if there is no archive."""
+    path = archive_path()
+    if path is None or not path.is_file():
+        return None
+    return f"-XX:SharedArchiveFile={path} {USE_FLAGS} {log4j_flag(conf_dir)}"
