@@ -30,6 +30,14 @@ KNOWN_MUST_FINDINGS: dict[str, tuple[frozenset[str], str]] = {
     "hint_empty": (frozenset({"CKPT-LAST-001"}), "a 0-byte hint"),
     "hint_truncated": (frozenset({"CKPT-LAST-001"}), "a hint cut in the middle of its JSON"),
     "hint_wrong_checkpoint_schema": (frozenset({"CKPT-LAST-005"}), "checkpointSchema lacks add/remove"),
+    "hint_schema_of_another_v2_path": (
+        frozenset({"CKPT-LAST-006"}),
+        "v2Checkpoint.path names another file (its lacking checkpointSchema is then not this checkpoint's)",
+    ),
+    "hint_v1_schema_for_classic_named_v2": (
+        frozenset({"CKPT-LAST-005"}),
+        "checkpointSchema without checkpointMetadata/sidecar for a V2 file",
+    ),
     "hint_wrong_checksum": (frozenset({"CKPT-CKSUM-001"}), "a checksum of zeros"),
     "multipart_missing_part_falls_back": (
         frozenset({"CKPT-NAME-002", "CKPT-LAST-002"}),
