@@ -9,10 +9,12 @@ a V2 checkpoint is run on the shape's ``v2`` variant.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conformance.adapter import AdapterError
 from conformance.decode.checkpoint import (
     DecodedCheckpoint,
     decode_checkpoint,
@@ -24,7 +26,8 @@ from conformance.decode.names import SIDECAR_DIR, parse_name
 from conformance.decode.paths import table_root_uri
 from conformance.decode.spark_hash import part_of
 from conformance.plugin import Checks
-from conformance.suite.conftest import WrittenTable
+from conformance.suite.conftest import WrittenTable, listing, shape_variant
+from conformance.tables.shapes import BUILDERS
 from spec.schemas import validator
 from spec.table_state import TableState
 from spec.vocabulary import LogFileKind
@@ -647,3 +650,28 @@ def test_multipart_rewrite_puts_same_actions_in_each_part(
     assert rows(second) == rows(first), (
         f"{written.label}: a second attempt put different actions in some part"
     )
+
+
+@pytest.mark.requirement("CKPT-WRITE-010")
+def test_writer_refuses_unknown_writer_features(writer: tuple[Any, Any], tmp_path: Path) -> None:
+    """A table whose latest protocol lists a writer feature no implementation knows
+    (``madeUpWriterFeature``): the writer fails with ``UNSUPPORTED_WRITER_FEATURE`` and the log is unchanged.
+
+    Spec: CKPT-WRITE-010
+    > A writer MUST NOT write any checkpoint file or `_last_checkpoint` for a version whose protocol lists a
+    > writer feature that the writer does not support, and MUST fail with `UNSUPPORTED_WRITER_FEATURE`
+    > instead.
+    """
+    impl, profile = writer
+    builder = BUILDERS["empty"](tmp_path / "table", shape_variant(profile))
+    builder.set_features((), ("madeUpWriterFeature",))
+    table, before = builder.root, listing(builder.root)
+    where = f"{impl.info.name}:{profile.name} on {table} (writer feature madeUpWriterFeature)"
+    try:
+        impl.write_checkpoint(table, profile=profile.name, version=builder.version)
+    except AdapterError as exc:
+        assert exc.code == "UNSUPPORTED_WRITER_FEATURE", f"{where}: {exc.code}: {exc.message}"
+    else:
+        pytest.fail(f"{where}: the writer wrote a checkpoint instead of refusing", pytrace=False)
+    changed = sorted(set(listing(table).items()) ^ set(before.items()))
+    assert not changed, f"{where}: the log changed: {changed}"
