@@ -106,10 +106,12 @@ def _action_json(action: Any) -> dict[str, Any]:
 
 
 def _dataset_dicts(spark: SparkSession, jds: Any) -> list[dict[str, Any]]:
+    """The rows of a delta-spark Dataset as dicts, in one Spark job (``collect``: ``toLocalIterator``
+    runs one job per partition, and a state is small enough for the driver — 10,000 files at most)."""
     from pyspark.sql import DataFrame
 
     df = DataFrame(jds.toDF(), spark)
-    return [row.asDict(recursive=True) for row in df.toLocalIterator()]
+    return [row.asDict(recursive=True) for row in df.collect()]
 
 
 def checkpoint_description(snapshot: Any) -> dict[str, Any] | None:
