@@ -28,6 +28,10 @@ from spec.table_state import TableState
 
 #: ``--workers auto``: one test process per CPU, at most this many (each may run a Spark JVM).
 MAX_AUTO_WORKERS = 4
+#: Spark settings of the run's sessions (every worker's) unless ``DELTA_CKPT_SPARK_CONF`` sets the key: the
+#: suite's tables are tiny, and compiling whole-stage code costs more than it saves — the test suite's own
+#: setting (``tests/conftest.py``). A performance setting only: the same plans run, interpreted.
+RUN_SPARK_CONF: dict[str, str] = {"spark.sql.codegen.wholeStage": "false"}
 #: The directory holding the ``conformance`` package: a checkout, or site-packages of an installed wheel.
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 
@@ -185,9 +189,17 @@ def workers(requested: int, args: argparse.Namespace) -> int:
     return count
 
 
+def run_spark_conf(current: str) -> str:
+    """``DELTA_CKPT_SPARK_CONF`` for the run: ``current`` plus each :data:`RUN_SPARK_CONF` entry it does not set."""
+    keys = {line.partition("=")[0].strip() for line in current.replace(";", "\n").splitlines()}
+    extra = [f"{key}={value}" for key, value in RUN_SPARK_CONF.items() if key not in keys]
+    return "\n".join([current, *extra] if current.strip() else extra)
+
+
 def run_suite(args: argparse.Namespace) -> int:
     import pytest
 
+    from conformance.oracles.session import ENV_CONF
     from conformance.report import cross_grid, write_reports
 
     report = args.report
@@ -237,6 +249,7 @@ def run_suite(args: argparse.Namespace) -> int:
     if args.keyword:
         argv += ["-k", args.keyword]
     print(f"[conformance] pytest {' '.join(argv)}", file=sys.stderr, flush=True)
+    os.environ[ENV_CONF] = run_spark_conf(os.environ.get(ENV_CONF, ""))  # workers inherit it
     status = int(pytest.main(argv))
     if not results.is_file():
         print("[conformance] no results were written (collection failed?)", file=sys.stderr)

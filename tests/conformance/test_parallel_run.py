@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from conformance.cli import MAX_AUTO_WORKERS, workers
+from conformance.cli import MAX_AUTO_WORKERS, RUN_SPARK_CONF, run_spark_conf, workers
 from conformance.plugin import xdist_group
 
 pytest_plugins = ["pytester"]
@@ -126,3 +126,16 @@ def test_auto_workers_spread_bundled_implementations_only() -> None:
     assert run(impl_cmd=["mine=./h"]) == 1, "a harness alone"
     assert run(impl_cmd=["mine=./h"], cross_writers="bundled") == cpus, "a harness reading live writers"
     assert workers(3, argparse.Namespace(impl=[], impl_cmd=["mine=./h"], cross_writers=None)) == 3
+
+
+def test_run_sessions_skip_whole_stage_codegen_unless_the_user_sets_it() -> None:
+    """``conformance run`` hands its workers ``spark.sql.codegen.wholeStage=false`` in ``DELTA_CKPT_SPARK_CONF``,
+    after the user's own entries, and leaves a key the user set as the user set it."""
+    assert RUN_SPARK_CONF == {"spark.sql.codegen.wholeStage": "false"}, RUN_SPARK_CONF
+    assert run_spark_conf("") == "spark.sql.codegen.wholeStage=false"
+    mixed = run_spark_conf("spark.sql.shuffle.partitions=4;spark.ui.enabled=false")
+    assert (
+        mixed == "spark.sql.shuffle.partitions=4;spark.ui.enabled=false\nspark.sql.codegen.wholeStage=false"
+    ), mixed
+    mine = "spark.sql.codegen.wholeStage = true"
+    assert run_spark_conf(mine) == mine, run_spark_conf(mine)
