@@ -10,10 +10,14 @@ import json
 import shutil
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from spec.schemas import validator
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 pytest_plugins = ["pytester"]
 
@@ -36,7 +40,10 @@ def _run(
     *extra: str,
     expectations: Path | None = None,
     module: str = "test_reader_fixtures",
+    in_process: bool = False,
 ) -> pytest.RunResult:
+    """The suite's ``module`` in a nested pytest session: a subprocess, or with ``in_process`` this process,
+    whose running SparkSession the nested run then uses instead of starting a JVM of its own."""
     args = [
         "-p",
         "no:cacheprovider",
@@ -52,13 +59,13 @@ def _run(
     ]
     if expectations is not None:
         args += ["--expectations", str(expectations)]
-    return pytester.runpytest_subprocess(*args)
+    return pytester.runpytest_inprocess(*args) if in_process else pytester.runpytest_subprocess(*args)
 
 
 def _latest_state(fixtures: Path) -> Path:
     descriptor = json.loads((fixtures / "valid" / "v1_classic" / "fixture.json").read_text())
     latest = next(e for e in descriptor["expectations"] if e["version"] == descriptor["latestVersion"])
-    return fixtures / "valid" / "v1_classic" / latest["state"]
+    return fixtures / "valid" / "v1_classic" / str(latest["state"])
 
 
 @pytest.mark.requirement("CKPT-READ-001")
@@ -87,11 +94,12 @@ def test_matching_state_passes_and_wrong_version_state_fails(
 @pytest.mark.spark
 @pytest.mark.requirement("CKPT-CLEAN-001", "CKPT-CLEAN-003")
 def test_cleaner_that_loses_history_fails(
-    pytester: pytest.Pytester, one_case: Path, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, one_case: Path, monkeypatch: pytest.MonkeyPatch, spark: SparkSession
 ) -> None:
     """A cleaner (over the subprocess protocol) that deletes every commit but the latest fails the cleanup
     tests on the ``classic`` case: no checkpoint at its oldest remaining commit, commits after the cutoff
-    gone. (Builds the case with the reference writer, so it needs Spark.)
+    gone. (Builds the case with the reference writer, so it needs Spark: the nested run uses this process's
+    session rather than starting a JVM of its own.)
 
     Spec: CKPT-CLEAN-001
     "After a cleanup that deleted any commit file, the oldest remaining commit file MUST be at the version
@@ -106,6 +114,7 @@ def test_cleaner_that_loses_history_fails(
         "-k",
         "(remaining_commits or only_expired) and fake-classic",
         module="test_cleanup",
+        in_process=True,
     )
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines(
