@@ -126,8 +126,14 @@ def test_impl_cmd_alone_reads_the_bundled_writers_outputs(
         "--ckpt-shapes", "partitioned", "-k", "fake-deltalake:classic-partitioned or test_writer_output",
         "--strict-expectations", "--ckpt-results", str(results),
     )  # fmt: skip
-    # The fake reader returns another table's state; the writer-output tests need a writer under test.
-    result.assert_outcomes(failed=1, deselected=25)
+    # The fake reader returns another table's state; the writer-output tests need a writer under test,
+    # so every one of them is deselected (however many the suite has).
+    outcomes = result.parseoutcomes()
+    assert (
+        outcomes.get("failed") == 1
+        and outcomes.get("deselected", 0) > 0
+        and set(outcomes) <= {"failed", "deselected", "warnings"}
+    ), f"outcomes {outcomes}: expected the one cross test failed and the writer-output tests deselected"
     data = json.loads(results.read_text())
     (only,) = data["results"]
     assert only["writer"] == "deltalake:classic" and only["reader"] == "fake", only
