@@ -119,27 +119,13 @@ def generate(path: Path, adds: int, *, v2: bool, adds_per_commit: int = 1000, se
     while index < adds:
         version += 1
         count = min(adds_per_commit, adds - index)
-        info = {
-            "commitInfo": {
-                "timestamp": BASE_TIME_MS + version * 1000,
-                "operation": "WRITE",
-                "operationParameters": {"mode": "Append"},
-                "isBlindAppend": True,
-            }
-        }
-        lines = [json.dumps(info, separators=(",", ":"))]
-        lines += [_add_line(rng, index + i, version) for i in range(count)]
+        _write_append(log, rng, version, index, count)
         index += count
-        (log / f"{version:020d}.json").write_text("\n".join(lines) + "\n")
     return version
 
 
-def append(path: Path, adds: int, *, start: int, seed: int = 11) -> int:
-    """Append one commit of ``adds`` new adds (indices ``start``.., new UUIDs) to the table at ``path``;
-    returns its version (the benchmark's "1 % change" of an incrementally checkpointed table)."""
-    log = path / "_delta_log"
-    version = max(int(p.name.split(".")[0]) for p in log.glob("*.json")) + 1
-    rng = random.Random(seed)
+def _write_append(log: Path, rng: random.Random, version: int, start: int, adds: int) -> None:
+    """Commit ``version``: a blind append of ``adds`` new adds with indices ``start``.."""
     info = {
         "commitInfo": {
             "timestamp": BASE_TIME_MS + version * 1000,
@@ -151,6 +137,14 @@ def append(path: Path, adds: int, *, start: int, seed: int = 11) -> int:
     lines = [json.dumps(info, separators=(",", ":"))]
     lines += [_add_line(rng, start + i, version) for i in range(adds)]
     (log / f"{version:020d}.json").write_text("\n".join(lines) + "\n")
+
+
+def append(path: Path, adds: int, *, start: int, seed: int = 11) -> int:
+    """Append one commit of ``adds`` new adds (indices ``start``.., new UUIDs) to the table at ``path``;
+    returns its version (the benchmark's "1 % change" of an incrementally checkpointed table)."""
+    log = path / "_delta_log"
+    version = max(int(p.name.split(".")[0]) for p in log.glob("*.json")) + 1
+    _write_append(log, random.Random(seed), version, start, adds)
     return version
 
 
