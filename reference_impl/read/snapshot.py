@@ -78,7 +78,7 @@ from reference_impl.storage import Location, Storage
 from spec.table_state import TableState
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 #: Reader features whose presence does not change log replay (we reconstruct state, not data).
 SUPPORTED_READER_FEATURES: frozenset[str] = frozenset(
@@ -317,14 +317,46 @@ def _reconcile(file_actions: DataFrame, needs_merge: bool, root: Location) -> Da
     """
     if not needs_merge:
         return file_actions.select(*FILE_ACTIONS)
-    key_path = canonical_path(F.coalesce(F.col("add.path"), F.col("remove.path")), root)
-    key_dv = dv_unique_id(F.coalesce(F.col("add.deletionVector"), F.col("remove.deletionVector")))
     last = F.max_by(F.struct(*FILE_ACTIONS), F.struct("version", "ord"))
     return (
-        file_actions.groupBy(key_path.alias("_path"), key_dv.alias("_dv"))
+        file_actions.groupBy(*file_identity(root))
         .agg(last.alias("_last"))
         .select(*[F.col(f"_last.{kind}").alias(kind) for kind in FILE_ACTIONS])
     )
+
+
+def file_identity(root: Location) -> tuple[Column, Column]:
+    """The identity of a file action row (columns ``add``, ``remove``): its canonical path
+    (``CKPT-CONTENT-014``, relative to ``root``) as ``_path`` and its deletion-vector id as ``_dv``."""
+    key_path = canonical_path(F.coalesce(F.col("add.path"), F.col("remove.path")), root)
+    key_dv = dv_unique_id(F.coalesce(F.col("add.deletionVector"), F.col("remove.deletionVector")))
+    return key_path.alias("_path"), key_dv.alias("_dv")
+
+
+def unexpired(min_tombstone_ms: int) -> Column:
+    """True for an ``add`` row and for a tombstone deleted after ``min_tombstone_ms`` (strictly)."""
+    deleted = F.coalesce(F.col("remove.deletionTimestamp"), F.lit(0))
+    return F.col("add").isNotNull() | (F.col("remove").isNotNull() & (deleted > F.lit(min_tombstone_ms)))
+
+
+def live_state(reconciled: DataFrame, min_tombstone_ms: int) -> DataFrame:
+    """Reconciled file actions as state rows: live files and unexpired tombstones, ``dataChange`` false."""
+    return reconciled.where(unexpired(min_tombstone_ms)).select(
+        F.when(F.col("add").isNotNull(), F.col("add").withField("dataChange", F.lit(False))).alias("add"),
+        F.when(F.col("add").isNull(), F.col("remove").withField("dataChange", F.lit(False))).alias("remove"),
+    )
+
+
+def file_actions_of_commits(commits: DataFrame) -> DataFrame:
+    """The file-action rows of a commit scan (:func:`~reference_impl.read.commits.read_commits`)."""
+    return commits.where(F.col("add").isNotNull() | F.col("remove").isNotNull()).select(
+        "version", "ord", "add", "remove"
+    )
+
+
+def reconcile_commits(commits: DataFrame, root: Location, min_tombstone_ms: int) -> DataFrame:
+    """The state rows the file actions of ``commits`` alone leave: the last action per identity."""
+    return live_state(_reconcile(file_actions_of_commits(commits), True, root), min_tombstone_ms)
 
 
 def read_snapshot(
@@ -399,11 +431,7 @@ def _build(
     if commits_df is not None:
         commit_rows = non_file_rows(spark, storage, log_dir, segment.commits)
         _check_one_per_commit(commit_rows, log_dir)
-        file_frames.append(
-            commits_df.where(F.col("add").isNotNull() | F.col("remove").isNotNull()).select(
-                "version", "ord", "add", "remove"
-            )
-        )
+        file_frames.append(file_actions_of_commits(commits_df))
     protocol, metadata, txns, domains = _replay_non_file(checkpoint, commit_rows, now_ms, log_dir)
     check_reader_features(protocol, str(log_dir))
     if file_frames:
@@ -416,11 +444,7 @@ def _build(
         )
     state = _reconcile(actions, needs_merge=commits_df is not None, root=table.root)
     min_tombstone = now_ms - TableProperties(metadata.get("configuration")).deleted_file_retention_ms
-    unexpired = F.coalesce(F.col("remove.deletionTimestamp"), F.lit(0)) > F.lit(min_tombstone)
-    state_df = state.where(F.col("add").isNotNull() | (F.col("remove").isNotNull() & unexpired)).select(
-        F.when(F.col("add").isNotNull(), F.col("add").withField("dataChange", F.lit(False))).alias("add"),
-        F.when(F.col("add").isNull(), F.col("remove").withField("dataChange", F.lit(False))).alias("remove"),
-    )
+    state_df = live_state(state, min_tombstone)
     files_df = state_df.where(F.col("add").isNotNull()).select("add")
     tombstones_df = state_df.where(F.col("remove").isNotNull()).select("remove")
     return Snapshot(

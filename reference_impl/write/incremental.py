@@ -1,31 +1,39 @@
-"""Incremental V2 checkpoints: list the previous checkpoint's sidecars again for buckets no commit touched.
+"""Incremental V2 checkpoints: list the base checkpoint's sidecars again when no commit since touched their files.
 
 Spec: ``spec/checkpoints.md`` §12.1 Sidecar reuse (``CKPT-INC-*``); design and correctness sketch in
 ``docs/incremental-v2-checkpoints.md``.
 
-**Layout.** With ``incremental`` the writer records a bucket layout: file action ``a`` goes to bucket
-``pmod(murmur3(key), N)`` where ``key`` is the canonical path of ``coalesce(add.path, remove.path)``
-(``CKPT-CONTENT-014``) relative to the table root when it lies under it (else the whole canonical
-path: a moved or copied table keeps its layout) — the Spark partition ``repartition(N, key)`` puts it
-in, so one task writes one bucket — and one sidecar holds one bucket. The layout is written
-into the checkpoint itself (never only into ``_last_checkpoint``, which any writer replaces):
+**Layout** (:data:`LAYOUT`, *append*). Sidecars are not buckets of a key: a full write sizes and
+partitions them as any V2 checkpoint (:mod:`~reference_impl.write.sizing`), and the next incremental
+checkpoint starts from the checkpoint its replay used (the *base*):
 
-| where | tag | value |
-|---|---|---|
-| ``checkpointMetadata.tags`` | :data:`LAYOUT_TAG` | :data:`LAYOUT` |
-| ``checkpointMetadata.tags`` | :data:`BUCKETS_TAG` | ``N`` |
-| ``sidecar.tags`` | :data:`BUCKET_TAG` | the bucket the sidecar holds |
-| ``sidecar.tags`` | :data:`MIN_DELETION_TAG` | the smallest ``deletionTimestamp`` of its tombstones (absent: none) |
+* a base sidecar is **reused** — listed again, unchanged — when no file action of a commit after
+  the base has the identity (canonical path, deletion-vector id: ``CKPT-CONTENT-014``) of one of
+  its rows (no remove or re-add since; decided exactly, by joining the identities, not from
+  ``dataChange``), none of its tombstones has expired by the new cutoff, and it has rows;
+* the other base sidecars are **rewritten**: their surviving rows (those the commits did not
+  touch, expired tombstones dropped) go into new sidecars, with
+* the **changes**: the last action per identity of the commits after the base (new adds, new
+  tombstones), sized by the same policy, so an append writes only new sidecars;
+* **compaction**: a sidecar is *small* below ``cap // SMALL_SHARE`` rows (``cap``: the per-sidecar
+  action cap, ``--actions-per-sidecar`` or delta-spark's 50,000; :mod:`~reference_impl.write.sizing`); when
+  ``max_small_sidecars`` or more small base sidecars would be reused, all of them are rewritten
+  into the new sidecars instead, so appends do not pile up small files.
 
-**Reuse.** The next checkpoint with ``incremental`` starts from the checkpoint its replay used (the
-*base*). It reuses base sidecars only when the base has this layout with every bucket at most once,
-the same ``N`` (kept while buckets hold at most twice the per-sidecar cap on average), and the
-same sidecar Parquet schema (``sidecarFileSchema``) the new rows have. A bucket is *dirty* when a commit after the base holds
-a file action whose key falls into it (decided exactly, from the keys, not from ``dataChange``), or
-when its oldest tombstone has expired by the new cutoff, or when its base sidecar has no rows.
-Dirty buckets are rewritten from the state; the others' sidecar actions are listed again,
-unchanged. Anything else means a full write (the reason is reported as the ``incremental`` phase's
-note).
+It reuses nothing (a full write, the reason reported as a progress note) unless the base is a V2
+checkpoint with sidecars, this layout in ``checkpointMetadata.tags`` and the sidecar Parquet schema
+(``sidecarFileSchema``) the new rows have. The policy is recorded in ``checkpointMetadata.tags``
+of every checkpoint written with ``incremental``:
+
+| tag | value |
+|---|---|
+| :data:`LAYOUT_TAG` | :data:`LAYOUT` |
+| :data:`SMALL_ROWS_TAG` | rows below which a sidecar is small |
+| :data:`MAX_SMALL_TAG` | ``max_small_sidecars`` |
+
+The base sidecars are read once, only their identity columns and counts (one scan, no shuffle
+of the state): their rows, adds, removes and oldest tombstone per file are the re-check of every
+reused sidecar before anything is written; the rows written are read back as any sidecar's.
 """
 
 from __future__ import annotations
@@ -36,116 +44,196 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 
+from reference_impl.log.naming import SIDECAR_DIR
 from reference_impl.read.commits import read_commits
-from reference_impl.spark.columns import canonical_path
-from reference_impl.write.sizing import DELTA_SPARK_ACTIONS_PER_SIDECAR
+from reference_impl.read.sidecars import ResolvedSidecar
+from reference_impl.read.snapshot import file_identity, reconcile_commits, unexpired
+from reference_impl.write.hint import schema_json
+from reference_impl.write.result import FileRole, WrittenFile
+from reference_impl.write.rows import PartialState
+from reference_impl.write.sizing import small_rows
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, SparkSession
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import types as T
 
     from reference_impl.read.snapshot import Snapshot
-    from reference_impl.storage import Location
 
 LAYOUT_TAG = "delta-ckpt.layout"
-LAYOUT = "hash-path-v2"  # v1 hashed the absolute canonical path: a moved table's buckets changed
-BUCKETS_TAG = "delta-ckpt.buckets"
-BUCKET_TAG = "delta-ckpt.bucket"
-MIN_DELETION_TAG = "delta-ckpt.minDeletionTimestamp"
+LAYOUT = "append-v1"  # hash-path-v1/-v2 bucketed by a hash of the path: an append dirtied every bucket
+SMALL_ROWS_TAG = "delta-ckpt.smallSidecarRows"
+MAX_SMALL_TAG = "delta-ckpt.maxSmallSidecars"
 
 
-def file_key(root: Location) -> Column:
-    """The bucketing key of a file action row: its canonical path (``CKPT-CONTENT-014``), so that every
-    spelling of one logical file falls into one bucket, relative to the table root when under it."""
-    key = canonical_path(F.coalesce(F.col("add.path"), F.col("remove.path")), root)
-    prefix = F.regexp_replace(canonical_path(F.lit("x"), root), "x$", "")  # the canonical root, with "/"
-    return F.when(key.startswith(prefix), key.substr(F.length(prefix) + 1, F.length(key))).otherwise(key)
-
-
-def bucket_of(buckets: int, root: Location) -> Column:
-    """The bucket of a file action row: the partition ``repartition(buckets, file_key(root))`` gives it."""
-    return F.pmod(F.hash(file_key(root)), F.lit(buckets))
+def layout_tags(actions_per_sidecar: int | None, max_small_sidecars: int) -> dict[str, str]:
+    """The ``checkpointMetadata.tags`` recording the layout and its compaction policy."""
+    return {
+        LAYOUT_TAG: LAYOUT,
+        SMALL_ROWS_TAG: str(small_rows(actions_per_sidecar)),
+        MAX_SMALL_TAG: str(max_small_sidecars),
+    }
 
 
 @dataclass(frozen=True)
-class ReusePlan:
-    """``buckets`` buckets; ``reused`` bucket -> the base's ``sidecar`` action (JSON form) listed again."""
+class BaseSidecar:
+    """A sidecar of the base checkpoint and what the scan found in it."""
 
-    buckets: int
-    reused: dict[int, dict[str, Any]]
-    dirty: frozenset[int]
+    resolved: ResolvedSidecar
+    rows: int
+    adds: int
+    removes: int
+    oldest_tombstone: int | None
+    touched: bool
 
-
-def bucket_tags(bucket: int, oldest_tombstone: int | None) -> dict[str, str]:
-    """The ``sidecar.tags`` of a sidecar holding ``bucket``."""
-    tags = {BUCKET_TAG: str(bucket)}
-    if oldest_tombstone is not None:
-        tags[MIN_DELETION_TAG] = str(oldest_tombstone)
-    return tags
-
-
-def layout_buckets(snap: Snapshot, wanted: int, total_actions: int, per_bucket: int | None) -> int:
-    """The bucket count: the base's when it has our layout and its buckets hold at most twice the
-    cap (``per_bucket``, else delta-spark's 50,000) on average, else ``wanted`` (layout drift)."""
-    base = snap.checkpoint
-    tags = ((base.checkpoint_metadata or {}).get("tags") or {}) if base is not None else {}
-    if tags.get(LAYOUT_TAG) != LAYOUT:
-        return wanted
-    try:
-        kept = int(tags[BUCKETS_TAG])
-    except (KeyError, ValueError):
-        return wanted
-    cap = per_bucket or DELTA_SPARK_ACTIONS_PER_SIDECAR
-    return kept if kept > 0 and total_actions <= 2 * cap * kept else wanted
+    def as_reused(self) -> WrittenFile:
+        action = self.resolved.action
+        return WrittenFile(
+            f"{SIDECAR_DIR}/{self.resolved.name}",
+            FileRole.SIDECAR,
+            int(action["sizeInBytes"]),
+            int(action["modificationTime"]),
+            self.rows,
+            self.adds,
+            self.removes,
+            kept_existing=True,
+        )
 
 
-def plan_reuse(
-    spark: SparkSession, snap: Snapshot, buckets: int, sidecar_schema: str, min_tombstone_ms: int
-) -> ReusePlan | str:
-    """Which buckets the base's sidecars still hold exactly; a string says why nothing can be reused."""
+@dataclass(frozen=True)
+class Decision:
+    """Which base sidecars are reused, and why each other one is rewritten."""
+
+    reused: list[BaseSidecar]
+    rewritten: dict[str, str]  # sidecar name -> reason: touched, expired, empty, compacted
+
+    def note(self) -> str:
+        reasons: dict[str, int] = {}
+        for reason in self.rewritten.values():
+            reasons[reason] = reasons.get(reason, 0) + 1
+        why = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items()))
+        return f"incremental: {len(self.reused)} sidecar(s) reused, {len(self.rewritten)} rewritten" + (
+            f" ({why})" if why else ""
+        )
+
+
+def decide(sidecars: list[BaseSidecar], cutoff_ms: int, small: int, max_small: int) -> Decision:
+    """Reuse a base sidecar unless it was touched, holds an expired tombstone (deleted at or before
+    ``cutoff_ms``) or no rows; then, when ``max_small`` or more of the kept ones have fewer than
+    ``small`` rows, rewrite those small ones too (compaction)."""
+    rewritten: dict[str, str] = {}
+    kept: list[BaseSidecar] = []
+    for sidecar in sidecars:
+        if sidecar.rows == 0:
+            rewritten[sidecar.resolved.name] = "empty"
+        elif sidecar.touched:
+            rewritten[sidecar.resolved.name] = "touched"
+        elif sidecar.oldest_tombstone is not None and sidecar.oldest_tombstone <= cutoff_ms:
+            rewritten[sidecar.resolved.name] = "expired"
+        else:
+            kept.append(sidecar)
+    smalls = [s for s in kept if s.rows < small]
+    if len(smalls) >= max_small:
+        rewritten.update((s.resolved.name, "compacted") for s in smalls)
+        kept = [s for s in kept if s.rows >= small]
+    return Decision(kept, rewritten)
+
+
+def plan_partial(
+    spark: SparkSession, snap: Snapshot, schema: T.StructType, actions_per_sidecar: int | None, max_small: int
+) -> tuple[PartialState, Decision] | str:
+    """The state of ``snap`` as reused base sidecars plus rows to write; a string says why nothing
+    can be reused (then the caller writes the whole state)."""
     base = snap.checkpoint
     if base is None or not base.sidecars:
         return "no base V2 checkpoint with sidecars"
     tags = (base.checkpoint_metadata or {}).get("tags") or {}
-    if tags.get(LAYOUT_TAG) != LAYOUT or tags.get(BUCKETS_TAG) != str(buckets):
-        return (
-            f"the base checkpoint has layout {tags.get(LAYOUT_TAG)!r} with {tags.get(BUCKETS_TAG)!r} buckets"
-        )
-    if not _same_schema(tags.get("sidecarFileSchema"), sidecar_schema):
+    if tags.get(LAYOUT_TAG) != LAYOUT:
+        return f"the base checkpoint has layout {tags.get(LAYOUT_TAG)!r}, not {LAYOUT!r}"
+    if not _same_schema(tags.get("sidecarFileSchema"), schema_json(schema)):
         return "the base sidecars have another Parquet schema"
-    by_bucket: dict[int, dict[str, Any]] = {}
-    for sidecar in base.sidecars:
-        action = sidecar.action
-        bucket = (action.get("tags") or {}).get(BUCKET_TAG)
-        if bucket is None or not bucket.isdigit() or int(bucket) >= buckets or int(bucket) in by_bucket:
-            return f"sidecar {sidecar.name} has no usable {BUCKET_TAG} tag ({bucket!r})"
-        by_bucket[int(bucket)] = action
-    dirty = set(_touched_buckets(spark, snap, buckets))
-    for bucket, action in by_bucket.items():
-        oldest = (action.get("tags") or {}).get(MIN_DELETION_TAG)
-        if oldest is not None and int(oldest) <= min_tombstone_ms:
-            dirty.add(bucket)  # a tombstone in it has expired: rewrite it without
-    reused = {b: a for b, a in by_bucket.items() if b not in dirty}
-    return ReusePlan(buckets, reused, frozenset(dirty))
+    cutoff = snap.now_ms - snap.properties.deleted_file_retention_ms
+    commits = read_commits(spark, snap.storage, snap.listing.log_dir, snap.segment.commits)
+    identity = list(file_identity(snap.table))
+    if commits is None:
+        changed = snap.state_df.limit(0)
+        touched = spark.createDataFrame([], "_path string, _dv string")
+    else:
+        changed = reconcile_commits(commits, snap.table, cutoff)
+        touched = commits.where(F.col("add").isNotNull() | F.col("remove").isNotNull()).select(*identity)
+        touched = touched.distinct()
+    scanned = _scan(spark, snap, list(base.sidecars), schema, touched)
+    decision = decide(scanned, cutoff, small_rows(actions_per_sidecar), max_small)
+    if not decision.reused:
+        return "no sidecar of the base can be listed again"
+    carried = None
+    if decision.rewritten:
+        uris = [s.resolved.path.spark_uri() for s in scanned if s.resolved.name in decision.rewritten]
+        rows = spark.read.schema(schema).parquet(*uris).select("add", "remove", *identity)
+        carried = (
+            rows.join(F.broadcast(touched), on=_same_identity(rows, touched), how="left_anti")
+            .where(unexpired(cutoff))
+            .select("add", "remove")
+        )
+    reused = [s.as_reused() for s in decision.reused]
+    return PartialState(reused, changed, carried), decision
 
 
-def _same_schema(recorded: str | None, wanted: str) -> bool:
+def _same_identity(left: DataFrame, right: DataFrame) -> Any:
+    """Equal identities; the deletion-vector id is null for most files, so it is compared null-safely."""
+    return (left["_path"] == right["_path"]) & left["_dv"].eqNullSafe(right["_dv"])
+
+
+def _scan(
+    spark: SparkSession,
+    snap: Snapshot,
+    sidecars: list[ResolvedSidecar],
+    schema: T.StructType,
+    touched: DataFrame,
+) -> list[BaseSidecar]:
+    """Per base sidecar: rows, adds, removes, oldest tombstone and whether a commit touched one of
+    its identities — one scan of the identity columns, the touched identities broadcast."""
+    rows = spark.read.schema(schema).parquet(*[s.path.spark_uri() for s in sidecars])
+    keyed = rows.select(
+        F.col("_metadata.file_name").alias("_name"),
+        F.col("add.path").alias("_add"),
+        F.col("remove.path").alias("_remove"),
+        F.col("remove.deletionTimestamp").alias("_deleted"),
+        *file_identity(snap.table),
+    )
+    hits = touched.withColumn("_hit", F.lit(1))
+    joined = keyed.join(F.broadcast(hits), on=_same_identity(keyed, hits), how="left")
+    found = {
+        r["_name"]: r
+        for r in joined.groupBy("_name")
+        .agg(
+            F.count(F.lit(1)).alias("rows"),
+            F.count("_add").alias("adds"),
+            F.count("_remove").alias("removes"),
+            F.min("_deleted").alias("oldest"),
+            F.max("_hit").alias("hit"),
+        )
+        .collect()
+    }
+    out = []
+    for sidecar in sidecars:
+        row = found.get(sidecar.name)
+        if row is None:
+            out.append(BaseSidecar(sidecar, 0, 0, 0, None, False))
+        else:
+            oldest = None if row["oldest"] is None else int(row["oldest"])
+            touched_it = row["hit"] is not None
+            out.append(
+                BaseSidecar(
+                    sidecar, int(row["rows"]), int(row["adds"]), int(row["removes"]), oldest, touched_it
+                )
+            )
+    return out
+
+
+def _same_schema(recorded: str | None, wanted: Any) -> bool:
     if recorded is None:
         return False
     try:
-        return bool(json.loads(recorded) == json.loads(wanted))
+        return bool(json.loads(recorded) == wanted)
     except ValueError:
         return False
-
-
-def _touched_buckets(spark: SparkSession, snap: Snapshot, buckets: int) -> list[int]:
-    """The buckets of every file action in the commits after the base checkpoint (one small scan)."""
-    commits = read_commits(spark, snap.storage, snap.listing.log_dir, snap.segment.commits)
-    if commits is None:
-        return []
-    rows = (
-        commits.where(F.col("add").isNotNull() | F.col("remove").isNotNull())
-        .select(bucket_of(buckets, snap.table).alias("bucket"))
-        .distinct()
-        .collect()
-    )
-    return sorted(int(r["bucket"]) for r in rows)

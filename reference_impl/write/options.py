@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, TypeVar
 from reference_impl.errors import InvalidOption, MultipartOnV2Table, V2FeatureNotSupported
 from reference_impl.hooks import NO_HOOKS, Hooks
 from reference_impl.progress import Progress, silent
+from reference_impl.write.sizing import MAX_SMALL_SIDECARS
 from spec.vocabulary import CheckpointNaming, CheckpointPolicy, CheckpointSpec, StatsMode, TopLevelFormat
 
 if TYPE_CHECKING:
@@ -47,9 +48,11 @@ class CheckpointOptions:
     top_level_format: TopLevelFormat = TopLevelFormat.JSON
     actions_per_sidecar: int | None = None
     sidecars: bool = True
-    #: V2 with sidecars: record a bucket layout and reuse the base checkpoint's untouched sidecars
-    #: (:mod:`reference_impl.write.incremental`).
+    #: V2 with sidecars: record the append layout and list the base checkpoint's sidecars no commit
+    #: since touched again (:mod:`reference_impl.write.incremental`).
     incremental: bool = False
+    #: With ``incremental``: compact when this many small base sidecars would be reused.
+    max_small_sidecars: int = MAX_SMALL_SIDECARS
     parts: int | None = None
     stats: StatsMode | None = None
     compression: str | None = None
@@ -155,6 +158,10 @@ def resolve_plan(options: CheckpointOptions, snap: Snapshot) -> CheckpointPlan:
     per_sidecar = options.actions_per_sidecar  # None: automatic; 0 is an invalid value, not "unset"
     if per_sidecar is not None and per_sidecar <= 0:
         raise InvalidOption(f"actions_per_sidecar must be positive, got {per_sidecar}", path=table)
+    if options.max_small_sidecars <= 0:
+        raise InvalidOption(
+            f"max_small_sidecars must be positive, got {options.max_small_sidecars}", path=table
+        )
     if options.incremental and (spec is not CheckpointSpec.V2 or not options.sidecars):
         raise InvalidOption(
             "incremental checkpoints reuse sidecars: they need spec v2 with sidecars",

@@ -6,7 +6,7 @@ Spec: ``spec/checkpoints.md`` §6 Checkpoint content (``CKPT-CONTENT-*``: ``data
 
 | function | gives |
 |---|---|
-| :func:`state_rows` | every action of the state as a checkpoint row, persisted once, with its counts |
+| :func:`state_rows` | every action of the state as a checkpoint row, persisted once, with its counts (or, for an incremental checkpoint, those its reused sidecars do not hold: :class:`PartialState`) |
 | :func:`shape_rows` | given ``add``/``remove`` rows (a compatibility copy's inline actions) shaped the same way |
 | :func:`empty_rows` | no rows, with the checkpoint row schema (a top-level file without inline actions) |
 | :func:`actions_df` | a few JSON-form actions (non-file actions, ``checkpointMetadata``, ``sidecar``) as rows |
@@ -16,7 +16,7 @@ Spec: ``spec/checkpoints.md`` §6 Checkpoint content (``CKPT-CONTENT-*``: ``data
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pyspark import StorageLevel
@@ -32,6 +32,8 @@ from reference_impl.log.actions import (
 from reference_impl.spark.columns import as_nullable, dv_unique_id, nullable_df
 from reference_impl.spark.schemas import ACTION_STRUCTS, single_action_schema
 from reference_impl.spark.stats import parsed_stats, partition_values_parsed, stats_schema
+from reference_impl.write.result import WrittenFile
+from reference_impl.write.staging import ActionCounts
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -42,18 +44,30 @@ if TYPE_CHECKING:
 
 @dataclass
 class CheckpointRows:
-    """The checkpoint rows of a state and their counts (``rows`` has the columns of a V1 checkpoint)."""
+    """The checkpoint rows of a state and their counts (``rows`` has the columns of a V1 checkpoint).
+
+    An incremental checkpoint's state is partly held by sidecars of an earlier checkpoint listed
+    again (``reused``): ``rows`` hold the rest, ``adds`` and ``removes`` count the whole state.
+    """
 
     rows: DataFrame
     adds: int
     removes: int
     non_file: list[dict[str, Any]]
-    #: Characters of the file actions' ``path`` and ``stats`` (an estimate of their size, for sizing).
+    #: Characters of the file actions' ``path`` and ``stats`` in ``rows`` (an estimate of their size, for sizing).
     estimated_bytes: int = 0
+    reused: list[WrittenFile] = field(default_factory=list)
 
     @property
     def file_actions(self) -> int:
         return self.adds + self.removes
+
+    def to_write(self) -> ActionCounts:
+        """File actions, adds and removes ``rows`` hold: the state's minus the reused sidecars'."""
+        reused = ActionCounts.total({f.name: ActionCounts(f.rows, f.adds, f.removes) for f in self.reused})
+        return ActionCounts(
+            self.file_actions - reused.rows, self.adds - reused.adds, self.removes - reused.removes
+        )
 
     def file_rows(self) -> DataFrame:
         """Only the ``add`` and ``remove`` rows, with only those two columns."""
@@ -153,16 +167,48 @@ def _counts(rows: DataFrame) -> tuple[int, int, int]:
     return int(counts["adds"] or 0), int(counts["removes"] or 0), int(counts["bytes"] or 0)
 
 
-def state_rows(spark: SparkSession, snap: Snapshot, plan: CheckpointPlan) -> CheckpointRows:
-    """Every action of the snapshot's state as a checkpoint row, persisted (the caller unpersists)."""
+@dataclass(frozen=True)
+class PartialState:
+    """An incremental checkpoint's state (:mod:`~reference_impl.write.incremental`): ``reused`` sidecars
+    listed again hold part of it; ``changed`` (state rows: ``add``, ``remove``) and ``carried`` (rows
+    of rewritten sidecars, already checkpoint rows) hold the rest."""
+
+    reused: list[WrittenFile]
+    changed: DataFrame
+    carried: DataFrame | None
+
+
+def state_rows(
+    spark: SparkSession, snap: Snapshot, plan: CheckpointPlan, partial: PartialState | None = None
+) -> CheckpointRows:
+    """Every action of the snapshot's state as a checkpoint row, persisted (the caller unpersists);
+    with ``partial``, only the actions its reused sidecars do not hold (counts: the whole state's)."""
     non_file = snap.non_file_actions()
-    file_rows = snap.state_df.select(F.lit(None).cast(ACTION_STRUCTS["txn"]).alias("txn"), "add", "remove")
+    state = snap.state_df if partial is None else partial.changed
+    file_rows = state.select(F.lit(None).cast(ACTION_STRUCTS["txn"]).alias("txn"), "add", "remove")
     for column in ("metaData", "protocol", "domainMetadata"):
         file_rows = file_rows.withColumn(column, F.lit(None).cast(ACTION_STRUCTS[column]))
     everything = actions_df(spark, non_file, V1_CHECKPOINT_COLUMNS).unionByName(file_rows)
-    rows = _shaped(everything, snap, plan).persist(StorageLevel.MEMORY_AND_DISK)
+    shaped = _shaped(everything, snap, plan)
+    if partial is not None and partial.carried is not None:
+        carried = partial.carried.select(
+            *[
+                F.col(c) if c in FILE_ACTIONS else F.lit(None).cast(shaped.schema[c].dataType).alias(c)
+                for c in V1_CHECKPOINT_COLUMNS
+            ]
+        )
+        shaped = shaped.unionByName(carried)
+    rows = shaped.persist(StorageLevel.MEMORY_AND_DISK)
     adds, removes, estimated_bytes = _counts(rows)
-    return CheckpointRows(rows, adds, removes, non_file, estimated_bytes)
+    reused = [] if partial is None else partial.reused
+    return CheckpointRows(
+        rows,
+        adds + sum(f.adds for f in reused),
+        removes + sum(f.removes for f in reused),
+        non_file,
+        estimated_bytes,
+        reused,
+    )
 
 
 def shape_rows(inline: DataFrame, snap: Snapshot, plan: CheckpointPlan) -> CheckpointRows:

@@ -31,6 +31,16 @@ DELTA_SPARK_ACTIONS_PER_SIDECAR = 50_000
 TARGET_SIDECAR_BYTES = 64 * 1024 * 1024
 #: A sidecar added only to use another core holds at least this many actions.
 MIN_ACTIONS_PER_CORE_SIDECAR = 5_000
+#: Incremental checkpoints (:mod:`~reference_impl.write.incremental`): a sidecar is *small* below
+#: the per-sidecar cap divided by this, and small base sidecars are compacted once
+#: :data:`MAX_SMALL_SIDECARS` (the default ``max_small_sidecars``) of them would be reused.
+SMALL_SHARE = 4
+MAX_SMALL_SIDECARS = 8
+
+
+def small_rows(actions_per_sidecar: int | None) -> int:
+    """Rows below which a sidecar is small: the per-sidecar cap divided by :data:`SMALL_SHARE`."""
+    return max(1, (actions_per_sidecar or DELTA_SPARK_ACTIONS_PER_SIDECAR) // SMALL_SHARE)
 
 
 def sidecar_count(actions: int, estimated_bytes: int, cores: int, actions_per_sidecar: int | None) -> int:

@@ -30,7 +30,6 @@ part (§17.4).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import time
@@ -62,29 +61,19 @@ from reference_impl.log.naming import (
     uuid_checkpoint_name,
 )
 from reference_impl.log.table import Table, open_table
-from reference_impl.read.sidecars import resolve_sidecar
 from reference_impl.read.snapshot import Snapshot, read_snapshot
 from reference_impl.spark.columns import as_nullable, nullable_df
 from reference_impl.spark.schemas import ACTION_STRUCTS
 from reference_impl.spark.session import session_source
 from reference_impl.storage import Location, SessionSource
 from reference_impl.write.hint import last_checkpoint_document, schema_json, write_hint
-from reference_impl.write.incremental import (
-    BUCKETS_TAG,
-    LAYOUT,
-    LAYOUT_TAG,
-    ReusePlan,
-    bucket_of,
-    bucket_tags,
-    file_key,
-    layout_buckets,
-    plan_reuse,
-)
+from reference_impl.write.incremental import layout_tags, plan_partial
 from reference_impl.write.options import CheckpointOptions, CheckpointPlan, resolve_plan
 from reference_impl.write.publish import Publisher
 from reference_impl.write.result import CheckpointResult, FileRole, WrittenFile
 from reference_impl.write.rows import (
     CheckpointRows,
+    PartialState,
     actions_df,
     empty_rows,
     json_line,
@@ -97,7 +86,7 @@ from reference_impl.write.staging import ActionCounts, StagedFile, StagingArea, 
 from spec.vocabulary import CheckpointNaming, CheckpointSpec, LogFileKind, TopLevelFormat
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 
 class _Writer:
@@ -117,14 +106,12 @@ class _Writer:
         self.storage = snap.storage
         self.staging = StagingArea(self.storage, self.log_dir)
         self.publisher = Publisher(spark, self.storage, self.log_dir, options.file_time_ms)
-        self.sidecar_tags: dict[str, dict[str, str]] = {}  # incremental: bare sidecar name -> its tags
-        self.layout_buckets: int | None = None
 
     # -- staging + verification -------------------------------------------------------------
 
-    def _partitioned(self, df: DataFrame, num: int, key: Column | None = None) -> DataFrame:
-        """``df`` in ``num`` hash partitions of ``key`` (default delta-spark's: the raw path), sorted."""
-        key = F.coalesce(F.col("add.path"), F.col("remove.path")) if key is None else key
+    def _partitioned(self, df: DataFrame, num: int) -> DataFrame:
+        """``df`` in ``num`` hash partitions of the raw path (delta-spark's partitioning), sorted."""
+        key = F.coalesce(F.col("add.path"), F.col("remove.path"))
         return self.hooks.prepare(df.repartition(num, key).sortWithinPartitions(*row_order(df)))
 
     def _stage_verified(
@@ -190,34 +177,23 @@ class _Writer:
     def write_sidecars(self, state: CheckpointRows) -> tuple[list[WrittenFile], T.StructType]:
         """The file actions in sidecars (as many as :mod:`~reference_impl.write.sizing` says), published and re-checked.
 
-        With ``incremental`` the sidecars are buckets, and the base checkpoint's sidecars of buckets
-        no commit touched are listed again (:mod:`~reference_impl.write.incremental`).
+        An incremental state's reused sidecars (:mod:`~reference_impl.write.incremental`) are listed
+        again; only the rows they do not hold are written.
         """
         file_rows = state.file_rows()
-        total = state.file_actions
+        expect = state.to_write()
         cores = self.spark.sparkContext.defaultParallelism
-        num = sidecar_count(total, state.estimated_bytes, cores, self.plan.actions_per_sidecar)
-        reuse: ReusePlan | None = None
-        kept: list[WrittenFile] = []  # the base's sidecars listed again
-        rows, expect = file_rows, ActionCounts(total, state.adds, state.removes)
-        if self.plan.incremental:
-            num = layout_buckets(self.snap, num, total, self.plan.actions_per_sidecar)
-            found = self._plan_reuse(num, file_rows.schema)
-            if found is not None:
-                reuse, kept = found
-                rows = file_rows.where(bucket_of(num, self.snap.table).isin(sorted(reuse.dirty)))
-                expect = _row_counts(rows)
-        df = self._partitioned(rows, num, file_key(self.snap.table) if self.plan.incremental else None)
-        empty = total == 0 and reuse is None
+        num = sidecar_count(expect.rows, state.estimated_bytes, cores, self.plan.actions_per_sidecar)
+        df = self._partitioned(file_rows, num)
+        empty = state.file_actions == 0
         staged, counts = self._stage_verified(
             df, "sidecars", num=num, fill_empty=empty, fmt="parquet", expect=expect
         )
         # An empty table gets one empty sidecar, as delta-spark. Otherwise only files with rows: Spark's
-        # first task writes a schema-only file even when its partition (bucket 0) is empty.
+        # first task writes a schema-only file even when its partition is empty.
         staged = staged[:1] if empty else [s for s in staged if counts[s.path.name].rows > 0]
         self.hooks.reached(PublicationPoint.STAGED)
         self.storage.mkdirs(self.log_dir / SIDECAR_DIR)
-        oldest = self._oldest_tombstones(staged) if self.plan.incremental else {}
         written = []
         with self.progress.phase(f"publish {len(staged)} sidecar(s)"):
             for index, item in enumerate(staged, start=1):
@@ -228,102 +204,25 @@ class _Writer:
                         item.path, name, FileRole.SIDECAR, counts[item.path.name], unique_name=True
                     )
                 )
-                if self.plan.incremental:
-                    self.sidecar_tags[written[-1].base_name] = bucket_tags(
-                        item.partition, oldest[item.path.name]
-                    )
                 self.hooks.reached(PublicationPoint.SIDECAR_PUBLISHED, index)
         self.hooks.reached(PublicationPoint.SIDECARS_PUBLISHED)
-        if reuse is not None:
-            written += kept
-            _check_reuse_total(written, ActionCounts(total, state.adds, state.removes), self.log_dir)
+        written += state.reused
         self.publisher.verify_sidecars(written)
-        if self.plan.incremental:
-            self.layout_buckets = num
         return written, file_rows.schema
 
-    def _plan_reuse(self, buckets: int, schema: T.StructType) -> tuple[ReusePlan, list[WrittenFile]] | None:
-        """The buckets to rewrite and the base's sidecars listed again (re-checked); None: a full write."""
-        with self.progress.phase("incremental: find the buckets to rewrite"):
-            schema_text = json.dumps(schema_json(schema), separators=(",", ":"))
-            cutoff = self.snap.now_ms - self.snap.properties.deleted_file_retention_ms
-            found = plan_reuse(self.spark, self.snap, buckets, schema_text, cutoff)
+    def plan_partial(self) -> PartialState | None:
+        """With ``incremental``: the base sidecars to list again and the rows to write; None: a full write."""
+        with self.progress.phase("incremental: scan the base sidecars"), self.snap.replay_errors():
+            schema = empty_rows(self.spark, self.snap, self.plan).file_rows().schema
+            found = plan_partial(
+                self.spark, self.snap, schema, self.plan.actions_per_sidecar, self.options.max_small_sidecars
+            )
         if isinstance(found, str):
             self.progress.note(f"incremental: full write ({found})")
             return None
-        found, kept = self._recheck_reused(found)
-        if not kept:
-            self.progress.note("incremental: full write (no sidecar of the base can be listed again)")
-            return None
-        self.progress.note(
-            f"incremental: {len(kept)} sidecar(s) reused, {len(found.dirty)} bucket(s) rewritten"
-        )
-        return found, kept
-
-    def _oldest_tombstones(self, staged: list[StagedFile]) -> dict[str, int | None]:
-        """Per staged file, the smallest ``remove.deletionTimestamp`` it holds (None: no tombstone)."""
-        if not staged:
-            return {}
-        df = self.spark.read.parquet(*[s.path.spark_uri() for s in staged])
-        rows = df.groupBy(F.col("_metadata.file_name").alias("name")).agg(
-            F.min("remove.deletionTimestamp").alias("oldest")
-        )
-        found = {r["name"]: r["oldest"] for r in rows.collect()}
-        return {s.path.name: found.get(s.path.name) for s in staged}
-
-    def _recheck_reused(self, reuse: ReusePlan) -> tuple[ReusePlan, list[WrittenFile]]:
-        """Read the base's sidecars of clean buckets back before anything is written: a sidecar with a
-        row of another bucket stops the write (``CKPT-INC-002``); a sidecar without rows (an older
-        writer published Spark's schema-only file of an empty bucket) makes its bucket dirty, so it is
-        rewritten from the state instead of listed again."""
-        kept: list[WrittenFile] = []
-        if not reuse.reused:
-            return reuse, kept
-        with self.progress.phase(f"incremental: re-check {len(reuse.reused)} reused sidecar(s)"):
-            paths = {
-                b: resolve_sidecar(self.storage, self.log_dir, action) for b, action in reuse.reused.items()
-            }
-            df = self.spark.read.parquet(*[p.path.spark_uri() for p in paths.values()])
-            rows = df.groupBy(F.col("_metadata.file_name").alias("name")).agg(
-                F.count(F.lit(1)).alias("rows"),
-                F.count("add").alias("adds"),
-                F.count("remove").alias("removes"),
-                F.min(bucket_of(reuse.buckets, self.snap.table)).alias("low"),
-                F.max(bucket_of(reuse.buckets, self.snap.table)).alias("high"),
-            )
-            found = {r["name"]: r for r in rows.collect()}
-        empty: set[int] = set()
-        for bucket, sidecar in sorted(paths.items()):
-            row = found.get(sidecar.name)
-            if row is None:
-                self.progress.note(
-                    f"incremental: base sidecar {sidecar.name} has no rows: bucket {bucket} rewritten"
-                )
-                empty.add(bucket)
-                continue
-            if not (row["low"] == row["high"] == bucket):
-                raise SelfCheckFailed(
-                    f"reused sidecar {sidecar.name} holds rows of buckets {row['low']}..{row['high']}, "
-                    f"not only bucket {bucket}",
-                    path=str(sidecar.path),
-                    rule="CKPT-INC-002",
-                )
-            action = reuse.reused[bucket]
-            kept.append(
-                WrittenFile(
-                    f"{SIDECAR_DIR}/{sidecar.name}",
-                    FileRole.SIDECAR,
-                    int(action["sizeInBytes"]),
-                    int(action["modificationTime"]),
-                    int(row["rows"]),
-                    int(row["adds"]),
-                    int(row["removes"]),
-                    kept_existing=True,
-                )
-            )
-            self.sidecar_tags[sidecar.name] = dict(action.get("tags") or {})
-        reused = {b: a for b, a in reuse.reused.items() if b not in empty}
-        return dataclasses.replace(reuse, reused=reused, dirty=reuse.dirty | empty), kept
+        partial, decision = found
+        self.progress.note(decision.note())
+        return partial
 
     def _checkpoint_metadata(
         self, state: CheckpointRows, sidecars: list[WrittenFile], sidecar_schema: T.StructType
@@ -333,8 +232,8 @@ class _Writer:
             tags["sidecarNumActions"] = str(sum(s.rows for s in sidecars))
             tags["sidecarSizeInBytes"] = str(sum(s.size_in_bytes for s in sidecars))
         tags["numOfAddFiles"] = str(state.adds)
-        if self.plan.incremental and self.layout_buckets is not None:
-            tags[LAYOUT_TAG], tags[BUCKETS_TAG] = LAYOUT, str(self.layout_buckets)
+        if self.plan.incremental:
+            tags.update(layout_tags(self.plan.actions_per_sidecar, self.options.max_small_sidecars))
         if self.plan.sidecars:
             schema_text = json.dumps(schema_json(sidecar_schema), separators=(",", ":"))
             if len(schema_text) <= CHECKPOINT_SCHEMA_THRESHOLD:
@@ -356,7 +255,6 @@ class _Writer:
                     "path": s.base_name,
                     "sizeInBytes": s.size_in_bytes,
                     "modificationTime": s.modification_time,
-                    **({"tags": self.sidecar_tags[s.base_name]} if s.base_name in self.sidecar_tags else {}),
                 }
             }
             for s in sidecars
@@ -432,27 +330,6 @@ class _Writer:
 
 
 _HEAD_POSITION = "_delta_ckpt_head_position"
-
-
-def _row_counts(rows: DataFrame) -> ActionCounts:
-    """Rows, adds and removes of ``rows`` (the state's rows of the buckets to rewrite): one aggregation."""
-    row = rows.agg(
-        F.count(F.lit(1)).alias("n"), F.count("add").alias("a"), F.count("remove").alias("r")
-    ).collect()[0]
-    return ActionCounts(int(row["n"]), int(row["a"]), int(row["r"]))
-
-
-def _check_reuse_total(sidecars: list[WrittenFile], state: ActionCounts, log_dir: Location) -> None:
-    """New and reused sidecars together hold exactly the state's actions (``CKPT-INC-002``); checked
-    before the top-level file is published, so a failure publishes nothing a reader sees."""
-    together = ActionCounts.total({f.name: ActionCounts(f.rows, f.adds, f.removes) for f in sidecars})
-    if together != state:
-        raise SelfCheckFailed(
-            f"new and reused sidecars hold {together.adds} add / {together.removes} remove, but the state "
-            f"has {state.adds} live files / {state.removes} tombstones",
-            path=str(log_dir),
-            rule="CKPT-INC-002",
-        )
 
 
 def _with_rule(exc: CheckpointError, rule: str) -> CheckpointError:
@@ -543,8 +420,9 @@ def write_checkpoint(
     writer = _Writer(spark, snap, plan, options)
     state: CheckpointRows | None = None
     try:
+        partial = writer.plan_partial() if plan.incremental else None
         with options.progress.phase("reconcile and count the state"), snap.replay_errors():
-            state = state_rows(spark, snap, plan)
+            state = state_rows(spark, snap, plan, partial)
         schema: T.StructType | None
         if plan.spec is CheckpointSpec.V1:
             files, schema = writer.write_v1(state)

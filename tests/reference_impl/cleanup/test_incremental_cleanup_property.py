@@ -5,7 +5,7 @@ collection (``CKPT-CLEAN-013``); ``docs/incremental-v2-checkpoints.md``.
 
 Hypothesis draws short histories of a small V2 table (1-day log and tombstone retention): commits
 that add and remove files (or touch none), days apart on a simulated clock; after some commits an
-``--incremental`` checkpoint by our writer (2 actions per sidecar, so several buckets; its files
+``--incremental`` checkpoint by our writer (2 actions per sidecar, so several sidecars; its files
 timed on the clock, so a reused sidecar is as old as the checkpoint that wrote it) and a cleanup at
 a later clock. After every cleanup, every sidecar any remaining checkpoint file lists exists, and
 our reader reads the latest version as the model (the files the commits left) holds it. Unlike ``test_shared_sidecars_property.py`` (the cleaner's plan

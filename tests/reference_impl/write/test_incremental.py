@@ -1,14 +1,15 @@
-"""Incremental V2 checkpoints (``--incremental``): untouched buckets' sidecars are listed again, exactly.
+"""Incremental V2 checkpoints (``--incremental``): the base's sidecars no commit touched are listed again, exactly.
 
-Spec: ``spec/checkpoints.md`` §12.1 Sidecar reuse (``CKPT-INC-001``, ``CKPT-INC-002``).
+Spec: ``spec/checkpoints.md`` §12.1 Sidecar reuse (``CKPT-INC-001``, ``CKPT-INC-002``, ``CKPT-INC-003``).
 
 The table: 40 files added at version 1 with one tombstone, three files appended at 2, one file
-removed at 3. Checkpoint A (version 1, ``--incremental``, 5 actions per sidecar: 9 buckets) is a full
+removed at 3. Checkpoint A (version 1, ``--incremental``, 5 actions per sidecar: 9 sidecars) is a full
 write with the layout recorded; checkpoint B (version 3, ``--incremental``, its clock 8 days later,
-written in a copy of the table: keys are relative to the root, so a copy keeps the layout) rewrites only the buckets the commits 2..3 touched and the bucket whose tombstone has expired by
-then, and lists the other sidecars of A again. The judge of B's content is the state replayed from
-the commits alone (our reader on a copy without checkpoints); delta-spark and deltalake must read
-version 3 from B as that state too.
+written in a copy of the table) rewrites only the sidecars holding a file the commits 2..3 touched
+or a tombstone that has expired by then, writes the changes into new sidecars, and lists the other
+sidecars of A again. The judge of B's content is the state replayed from the commits alone (our
+reader on a copy without checkpoints); delta-spark and deltalake must read version 3 from B as that
+state too.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from conformance.tables.builder import (
     write_log,
 )
 from reference_impl.read.snapshot import read_snapshot
-from reference_impl.write.incremental import BUCKET_TAG, BUCKETS_TAG, LAYOUT, LAYOUT_TAG
+from reference_impl.write.incremental import LAYOUT, LAYOUT_TAG, MAX_SMALL_TAG, SMALL_ROWS_TAG
 from reference_impl.write.options import CheckpointOptions
 from reference_impl.write.result import CheckpointResult
 from reference_impl.write.writer import write_checkpoint
@@ -69,9 +70,20 @@ def _build(table: Path) -> Path:
     )
 
 
-def _write(table: Path, version: int, now_ms: int, spark: SparkSession) -> CheckpointResult:
+def _write(
+    table: Path,
+    version: int,
+    now_ms: int,
+    spark: SparkSession,
+    per_sidecar: int = PER_SIDECAR,
+    max_small: int = 8,
+) -> CheckpointResult:
     options = CheckpointOptions(
-        spec=CheckpointSpec.V2, incremental=True, actions_per_sidecar=PER_SIDECAR, now_ms=now_ms
+        spec=CheckpointSpec.V2,
+        incremental=True,
+        actions_per_sidecar=per_sidecar,
+        now_ms=now_ms,
+        max_small_sidecars=max_small,
     )
     return write_checkpoint(table, version, options, spark=spark)
 
@@ -111,14 +123,25 @@ def test_incremental_checkpoint_reuses_exactly_the_untouched_sidecars(
     second = _write(table, 3, NOW_B, delta_spark)
     meta = next(r["checkpointMetadata"] for r in _top_level_rows(table, second) if "checkpointMetadata" in r)
     tags = meta.get("tags") or {}
-    assert tags.get(LAYOUT_TAG) == LAYOUT and tags.get(BUCKETS_TAG) == "9", f"{table}: B's layout tags {tags}"
+    assert (tags.get(LAYOUT_TAG), tags.get(SMALL_ROWS_TAG), tags.get(MAX_SMALL_TAG)) == (LAYOUT, "1", "8"), (
+        f"{table}: B's layout tags {tags}"
+    )
 
     a_names, b_names = {s.base_name for s in first.sidecars}, {s.base_name for s in second.sidecars}
     reused, rewritten = a_names & b_names, b_names - a_names
-    assert reused and rewritten, (
+    assert len(a_names) == 9 and reused and rewritten, (
         f"{table}: A {sorted(a_names)}, B {sorted(b_names)}: nothing reused or rewritten"
     )
     assert all(s.kept_existing for s in second.sidecars if s.base_name in reused)
+    # Exactly the sidecars of A holding f-07 (removed at 3) or gone.parquet (expired) are not listed again.
+    holding = {
+        name
+        for name, rows in _actions(original, first).items()
+        if {r[kind_of(r)]["path"] for r in rows} & {"f-07.parquet", "gone.parquet"}
+    }
+    assert a_names - b_names == holding, (
+        f"{table}: A's sidecars left out {sorted(a_names - b_names)}, want {holding}"
+    )
 
     # The judge: the state of version 3 from the commits alone.
     judge_table = tmp_path / "commits-only"
@@ -147,11 +170,9 @@ def test_incremental_checkpoint_reuses_exactly_the_untouched_sidecars(
     assert "gone.parquet" not in seen and "f-07.parquet" in seen, (
         f"{table}: expired/new tombstones: {sorted(seen)}"
     )
-    buckets = {s.base_name: s for s in second.sidecars}
+    listed = {s.base_name for s in second.sidecars}
     sidecar_actions = [r["sidecar"] for r in _top_level_rows(table, second) if "sidecar" in r]
-    assert {a["path"] for a in sidecar_actions} == set(buckets) and all(
-        (a.get("tags") or {}).get(BUCKET_TAG) is not None for a in sidecar_actions
-    ), f"{table}: B's sidecar actions {sidecar_actions}"
+    assert {a["path"] for a in sidecar_actions} == listed, f"{table}: B's sidecar actions {sidecar_actions}"
 
     ours = read_snapshot(delta_spark, table, version=3, now_ms=NOW_B).table_state()
     assert set(ours.source["checkpoint"]["sidecars"]) == b_names, f"{table}: our reader used {ours.source}"
@@ -166,31 +187,90 @@ def test_incremental_checkpoint_reuses_exactly_the_untouched_sidecars(
     )
 
 
+def _sidecar_files(table: Path) -> set[str]:
+    folder = log_dir(table) / "_sidecars"
+    return {p.name for p in folder.iterdir() if p.suffix == ".parquet"} if folder.is_dir() else set()
+
+
+def _step(table: Path, version: int, spark: SparkSession, **kwargs: Any) -> tuple[CheckpointResult, set[str]]:
+    """An incremental checkpoint of ``version`` and the sidecar files it added to ``_sidecars``."""
+    before = _sidecar_files(table)
+    result = _write(table, version, NOW_A, spark, per_sidecar=8, **kwargs)
+    added = _sidecar_files(table) - before
+    new = {s.base_name for s in result.sidecars if not s.kept_existing}
+    assert added == new, (
+        f"{table} v{version}: files added to _sidecars {sorted(added)}, new sidecars {sorted(new)}"
+    )
+    return result, new
+
+
 @pytest.mark.spark
-@pytest.mark.requirement("CKPT-INC-002")
-def test_incremental_checkpoint_after_commits_without_file_actions_reuses_every_sidecar(
-    spark: SparkSession, tmp_path: Path
-) -> None:
-    """No commit after the base touches a file and no tombstone expires: every sidecar is listed
-    again and no new one is written (not even Spark's schema-only file of an empty output).
+@pytest.mark.requirement("CKPT-INC-003", "CKPT-INC-002")
+def test_incremental_checkpoint_writes_only_what_changed(spark: SparkSession, tmp_path: Path) -> None:
+    """16 files (A: two sidecars of 8), then: an append (B writes one sidecar with the new file and
+    rewrites no old one), a remove (C rewrites only the sidecar holding the file), another append
+    with at most one small sidecar reused (D merges B's one-file sidecar into its new one); D's
+    sidecars hold each file the commits leave once.
+
+    Spec: CKPT-INC-003
+    "A writer that lists sidecars of an earlier checkpoint SHOULD record in the new checkpoint's
+    checkpointMetadata.tags which layout it used, …"
 
     Spec: CKPT-INC-002
     "A writer MUST list a sidecar file written for an earlier checkpoint only when, for every logical
     file that has an action in that sidecar, the action is the one the new checkpoint's state holds
     for that file …"
     """
-    table = _build(tmp_path / "table")
-    base = _write(table, 3, NOW_A, spark)
-    write_commit(table, 4, [commit_info(), txn("app", 7)])
-    again = _write(table, 4, NOW_A, spark)
-    names = {s.base_name for s in base.sidecars}
-    assert {s.base_name for s in again.sidecars} == names and all(s.kept_existing for s in again.sidecars), (
-        f"{table}: base sidecars {sorted(names)}, then {[(s.base_name, s.kept_existing) for s in again.sidecars]}"
+    table_schema = schema(schema_field("v", "long"))
+    table = write_log(
+        tmp_path / "table",
+        [
+            [v2_protocol(), metadata(table_schema, configuration={"delta.checkpointPolicy": "v2"})],
+            [commit_info(), *[add(f"f-{i:02d}.parquet", size=100 + i) for i in range(16)]],
+        ],
     )
-    got = read_snapshot(spark, table, version=4, now_ms=NOW_A).table_state()
-    want = read_snapshot(spark, table, version=3, now_ms=NOW_A).table_state()
-    assert got.files == want.files and got.tombstones == want.tombstones, f"{table}: v4 files differ from v3"
-    assert got.source["checkpoint"]["version"] == 4, f"{table}: v4 read from {got.source['checkpoint']}"
+    _, a_new = _step(table, 1, spark)
+    assert len(a_new) == 2, f"{table}: A's sidecars {sorted(a_new)}"
+
+    write_commit(table, 2, [commit_info(), add("new-1.parquet", size=900)])
+    b, b_new = _step(table, 2, spark)
+    b_all = {s.base_name for s in b.sidecars}
+    assert len(b_new) == 1 and b_all == a_new | b_new, (
+        f"{table}: B lists {sorted(b_all)}, wrote {sorted(b_new)}"
+    )
+    assert [s.adds for s in b.sidecars if s.base_name in b_new] == [1], (
+        f"{table}: B's new sidecar {b.sidecars}"
+    )
+
+    write_commit(table, 3, [commit_info(), remove("f-03.parquet", deletion_timestamp=NOW_A - 1000)])
+    c, c_new = _step(table, 3, spark)
+    holder = {
+        n
+        for n in a_new
+        if "f-03.parquet" in {r[kind_of(r)]["path"] for r in rows_of(log_dir(table) / "_sidecars" / n)}
+    }
+    c_all = {s.base_name for s in c.sidecars}
+    assert len(holder) == 1 and len(c_new) == 1 and c_all == (b_all - holder) | c_new, (
+        f"{table}: f-03 was in {holder}; C lists {sorted(c_all)}, wrote {sorted(c_new)}"
+    )
+
+    write_commit(table, 4, [commit_info(), add("new-2.parquet", size=901)])
+    d, d_new = _step(table, 4, spark, max_small=1)
+    d_all = {s.base_name for s in d.sidecars}
+    assert len(d_new) == 1 and d_all == (c_all - b_new) | d_new, (
+        f"{table}: D lists {sorted(d_all)}, wrote {sorted(d_new)}; B's small sidecar is {b_new}"
+    )
+    merged = [r[kind_of(r)]["path"] for n in d_new for r in rows_of(log_dir(table) / "_sidecars" / n)]
+    assert sorted(merged) == ["new-1.parquet", "new-2.parquet"], f"{table}: D's new sidecar holds {merged}"
+
+    held = [
+        (kind_of(r), r[kind_of(r)]["path"]) for n in d_all for r in rows_of(log_dir(table) / "_sidecars" / n)
+    ]
+    want = {("add", f"f-{i:02d}.parquet") for i in range(16) if i != 3}
+    want |= {("add", "new-1.parquet"), ("add", "new-2.parquet"), ("remove", "f-03.parquet")}
+    assert sorted(held) == sorted(want), (
+        f"{table}: D's sidecars hold {sorted(held)}, the commits leave {sorted(want)}"
+    )
 
 
 def _agree(want: TableState, got: TableState, label: str, table: Path) -> None:
@@ -199,12 +279,12 @@ def _agree(want: TableState, got: TableState, label: str, table: Path) -> None:
 
 @pytest.mark.spark
 @pytest.mark.requirement("CKPT-INC-002")
-def test_incremental_checkpoint_rewrites_the_bucket_of_a_base_sidecar_without_rows(
+def test_incremental_checkpoint_does_not_list_a_base_sidecar_without_rows(
     spark: SparkSession, tmp_path: Path
 ) -> None:
     """A base sidecar without rows (the one empty sidecar of an empty table's checkpoint, or Spark's
-    schema-only file an older writer published for an empty bucket) is not listed again: its bucket
-    is rewritten from the state, here a full write with one new empty sidecar, and the write succeeds.
+    schema-only file of an empty partition) is not listed again: with no other base sidecar, the
+    state is written in full, here one new empty sidecar, and the write succeeds.
 
     Spec: CKPT-INC-002
     "A writer MUST list a sidecar file written for an earlier checkpoint only when, for every logical
