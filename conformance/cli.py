@@ -447,13 +447,13 @@ def register_env_jars(sub: Any) -> None:
 def _jars_section(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
     from conformance.oracles.delta_jars import (
         DeltaJarsUnavailable,
-        cache_dir,
         cached_delta_jars,
         cached_s3a_jars,
         delta_coordinate,
         resolve_delta_jars,
         resolve_s3a_jars,
     )
+    from spec.cache import cache_dir
 
     jars, s3a = cached_delta_jars(), cached_s3a_jars()
     error = None

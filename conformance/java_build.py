@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from conformance.oracles.delta_jars import cache_dir
+from spec.cache import cache_dir
 
 
 def java_tool(name: str, unavailable: type[Exception], what: str) -> str:

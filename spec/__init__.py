@@ -14,6 +14,7 @@ Modules:
 | :mod:`spec.table_state` | :class:`~spec.table_state.TableState`, the normalised state of a version every reader reports, and its normalisation |
 | :mod:`spec.requirements` | the requirement index: ``checkpoints.md`` → ``requirements.json``, and loading it |
 | :mod:`spec.schemas` | the JSON Schemas of ``spec/schemas/``, with a validator that resolves their cross-references |
+| :mod:`spec.cache` | not a rule: where the project caches what it builds or downloads (``$DELTA_CKPT_CACHE``), the one neutral home for both sides |
 
 Data (next to the modules): ``checkpoints.md``, ``requirements.json``, ``schemas/``,
 ``schema-tests/``, and ``vectors/`` — the checksum test vectors of §15.2 and the file-name vectors

@@ -5,8 +5,8 @@ does. :func:`resolve_jars` resolves any other artifact the same way (the tests' 
 ``hadoop-client-minicluster`` with it). Resolution runs Apache Ivy — the copy bundled with pyspark — as a standalone program, so a
 failure is a clean error instead of a JVM that dies during SparkSession start-up.
 
-Cache layout (``DELTA_CKPT_CACHE``, default ``<project>/.cache`` in a source checkout, else
-``~/.cache/delta-checkpoint-conformance``)::
+Cache layout (:func:`spec.cache.cache_dir`: ``DELTA_CKPT_CACHE``, default ``<project>/.cache`` in a
+source checkout, else ``~/.cache/delta-checkpoint-conformance``)::
 
     delta-jars/<coordinate>/jars/*.jar     the retrieved jars
     delta-jars/<coordinate>/jars.txt       the jars to put on the classpath, one per line
@@ -18,16 +18,15 @@ Jars that pyspark already ships (Hadoop, Parquet, Jackson, Scala, log4j, …) ar
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
 from pathlib import Path
 
+from spec.cache import cache_dir
 from spec.error_codes import ErrorCode
 
 DELTA_VERSION = "4.4.0"
-ENV_CACHE = "DELTA_CKPT_CACHE"
 _ARTIFACT_RE = re.compile(r"^(?:[^_]+_)?(?P<artifact>.+?)-\d[^-]*(?:-[A-Za-z0-9]+)?\.jar$")
 
 
@@ -35,22 +34,6 @@ class DeltaJarsUnavailable(RuntimeError):
     """delta-spark's jars cannot be resolved (or a session without them is already running)."""
 
     code = ErrorCode.STORAGE_ERROR
-
-
-def project_root() -> Path | None:
-    """The source checkout this package lives in, if it is one."""
-    candidate = Path(__file__).resolve().parents[2]
-    return candidate if (candidate / "pyproject.toml").is_file() else None
-
-
-def cache_dir() -> Path:
-    env = os.environ.get(ENV_CACHE)
-    if env:
-        return Path(env)
-    root = project_root()
-    if root is not None:
-        return root / ".cache"
-    return Path.home() / ".cache" / "delta-checkpoint-conformance"
 
 
 def delta_coordinate() -> tuple[str, str, str]:

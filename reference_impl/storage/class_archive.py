@@ -17,8 +17,8 @@ it into later JVMs (``-XX:SharedArchiveFile``), parsed and verified already.
   the ``log4j2.properties`` of a conf directory that holds nothing else (:func:`log4j_only`) by a
   system property (:func:`log4j_flag`) — the same logging.
 
-Cache: ``$DELTA_CKPT_CACHE`` (default ``<project>/.cache`` in a source checkout, else
-``~/.cache/delta-checkpoint-conformance`` — the layout of the suite's jar cache).
+Cache: :func:`spec.cache.cache_dir` (``$DELTA_CKPT_CACHE``, default ``<project>/.cache``), the
+one location the suite's jars and Java builds use too.
 """
 
 from __future__ import annotations
@@ -30,21 +30,11 @@ import shutil
 from importlib import metadata
 from pathlib import Path
 
-ENV_CACHE = "DELTA_CKPT_CACHE"
+from spec.cache import cache_dir
+
 #: Mapping the archive; its log off (a mismatch is not an error: the JVM runs without the archive).
 USE_FLAGS = "-Xshare:auto -Xlog:cds=off -Xlog:cds+dynamic=off"
 LOG4J_FILE = "log4j2.properties"
-
-
-def cache_dir() -> Path:
-    """``$DELTA_CKPT_CACHE``, else ``<project>/.cache`` in a source checkout, else the user's cache."""
-    env = os.environ.get(ENV_CACHE)
-    if env:
-        return Path(env)
-    candidate = Path(__file__).resolve().parents[2]
-    if (candidate / "pyproject.toml").is_file():
-        return candidate / ".cache"
-    return Path.home() / ".cache" / "delta-checkpoint-conformance"
 
 
 def _java() -> Path | None:

@@ -16,12 +16,13 @@ import pytest
 
 from reference_impl.spark.session import SPARK_CONF_DIR, SparkSettings, _class_archive_options
 from reference_impl.storage import class_archive
+from spec.cache import ENV_CACHE
 
 
 @pytest.fixture
 def archive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A cache holding a (stand-in) archive for this Java and pyspark; ``SPARK_CONF_DIR`` unset."""
-    monkeypatch.setenv(class_archive.ENV_CACHE, str(tmp_path / "cache"))
+    monkeypatch.setenv(ENV_CACHE, str(tmp_path / "cache"))
     monkeypatch.delenv("SPARK_CONF_DIR", raising=False)
     path = class_archive.archive_path()
     if path is None:
