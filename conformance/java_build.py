@@ -3,8 +3,9 @@
 Two programs are built this way: the Kernel Java harness (:mod:`conformance.adapters.kernel_java`,
 a jar) and the tests' MiniDFSCluster launcher (``tests/support/servers/hdfs.py``, a class
 directory). :func:`build_cached` compiles a single source file against a classpath into
-``$DELTA_CKPT_CACHE/<kind>/<key>/``, where the key hashes the source, the classpath and the
-``javac`` binary: a change to any of them builds again, anything else reuses the build. The build
+``$DELTA_CKPT_CACHE/<kind>/<key>/``, where the key hashes the source, the classpath's jars (names
+and sizes, not paths: a fresh clone's venv holds the same jars elsewhere) and the ``javac`` binary:
+a change to any of them builds again, anything else reuses the build. The build
 happens in a temporary directory beside the target and is renamed onto it, so a concurrent build
 (two test processes) never sees half a build: the one that loses the rename keeps the winner's.
 """
@@ -33,10 +34,24 @@ def java_tool(name: str, unavailable: type[Exception], what: str) -> str:
     return found
 
 
+def classpath_facts(classpath: Sequence[str]) -> list[str]:
+    """``name:size`` of every jar of ``classpath``, in classpath order (a ``dir/*`` entry: its jars by
+    name): what the classes compile against, whatever directory holds the jars. A missing entry is
+    ``name:missing``."""
+    facts: list[str] = []
+    for entry in classpath:
+        path = Path(entry)
+        jars = sorted(path.parent.glob("*.jar")) if path.name == "*" else [path]
+        facts += [f"{jar.name}:{jar.stat().st_size if jar.is_file() else 'missing'}" for jar in jars]
+    return facts
+
+
 def build_key(source: Path, classpath: Sequence[str], javac: str) -> str:
-    """The cache key of a build: the source's bytes, the classpath entries and the resolved ``javac``."""
+    """The cache key of a build: the source's bytes, the classpath's jars by name and size
+    (:func:`classpath_facts`: not their paths, so a fresh clone with its own venv reuses the build)
+    and the resolved ``javac``."""
     digest = hashlib.sha256(source.read_bytes())
-    for part in (*classpath, str(Path(javac).resolve())):
+    for part in (*classpath_facts(classpath), str(Path(javac).resolve())):
         digest.update(b"\0" + part.encode())
     return digest.hexdigest()[:16]
 
