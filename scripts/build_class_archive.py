@@ -83,16 +83,22 @@ def training_table(root: Path) -> Path:
 
 def train(work: Path, partial: Path) -> None:
     """Run the training workload in a driver that dumps its classes into ``partial`` as it exits."""
+    from pyspark.sql import SparkSession
+
     from reference_impl.read.snapshot import read_snapshot
-    from reference_impl.spark.session import LOCAL_CONF, SPARK_CONF_DIR, SparkSettings, get_spark
+    from reference_impl.spark.session import LOCAL_CONF, SPARK_CONF_DIR, SparkSettings, session_conf
     from reference_impl.write.options import CheckpointOptions
     from reference_impl.write.writer import write_checkpoint
     from spec.vocabulary import CheckpointSpec
 
-    os.environ["SPARK_CONF_DIR"] = str(class_archive.empty_conf_dir())  # as the sessions that map it
     dump = f"{class_archive.log4j_flag(SPARK_CONF_DIR)} -XX:ArchiveClassesAtExit={partial}"
     java = f"{LOCAL_CONF['spark.driver.extraJavaOptions']} {dump}"
-    spark = get_spark(SparkSettings(master="local[2]", conf={"spark.driver.extraJavaOptions": java}))
+    settings = SparkSettings(master="local[2]", conf={"spark.driver.extraJavaOptions": java})
+    builder = SparkSession.builder.master(settings.master).appName(settings.app_name)
+    for key, value in session_conf(settings).items():
+        builder = builder.config(key, value)
+    os.environ["SPARK_CONF_DIR"] = str(class_archive.empty_conf_dir())  # as the sessions that map it
+    spark = builder.getOrCreate()
     table = training_table(work)
     write_checkpoint(str(table), 1, CheckpointOptions(spec=CheckpointSpec.V2), spark=spark)
     read_snapshot(spark, str(table)).table_state()

@@ -113,17 +113,8 @@ def get_spark(settings: SparkSettings | None = None) -> SparkSession:
     if active is not None:
         return active
     settings = settings or settings_from_env()
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    conf = {**BASE_CONF, **(LOCAL_CONF if settings.is_local else {}), **settings.conf}
-    if LOCAL_CONF["spark.driver.extraJavaOptions"] == conf.get("spark.driver.extraJavaOptions"):
-        os.environ.setdefault("SPARK_LAUNCHER_OPTS", SHORT_JOB_JAVA_OPTIONS)  # spark-submit's own JVM
-        archived = _class_archive_options(settings)
-        if archived is not None:
-            conf["spark.driver.extraJavaOptions"] += f" {archived}"
-    os.environ.setdefault("SPARK_CONF_DIR", str(SPARK_CONF_DIR))
     builder = SparkSession.builder.master(settings.master).appName(settings.app_name)
-    for key, value in conf.items():
+    for key, value in session_conf(settings).items():
         builder = builder.config(key, value)
     with _jvm_stderr_filtered():
         spark = builder.getOrCreate()
@@ -131,19 +122,43 @@ def get_spark(settings: SparkSettings | None = None) -> SparkSession:
     return spark
 
 
-def _class_archive_options(settings: SparkSettings) -> str | None:
-    """The driver flags of the class archive (:mod:`~reference_impl.storage.class_archive`), or ``None``.
+def session_conf(settings: SparkSettings) -> dict[str, str]:
+    """The Spark conf of a new session with ``settings``, and its environment set for the JVM to come
+    (``SPARK_CONF_DIR``, ``SPARK_LAUNCHER_OPTS``, …); no JVM is started here."""
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    conf = {**BASE_CONF, **(LOCAL_CONF if settings.is_local else {}), **settings.conf}
+    conf_dir = _spark_conf_dir()
+    if LOCAL_CONF["spark.driver.extraJavaOptions"] == conf.get("spark.driver.extraJavaOptions"):
+        os.environ.setdefault("SPARK_LAUNCHER_OPTS", SHORT_JOB_JAVA_OPTIONS)  # spark-submit's own JVM
+        archived = _class_archive_options(settings, conf_dir)
+        if archived is not None:
+            conf["spark.driver.extraJavaOptions"] += f" {archived}"
+    return conf
 
-    Only with the default driver flags, for a plain local master and a ``SPARK_CONF_DIR`` (ours by
-    default) that holds nothing but ``log4j2.properties``: that file then goes to log4j by a system
-    property and ``SPARK_CONF_DIR`` becomes the archive's empty directory (the JVM maps the archive
-    only with an empty directory first on the classpath). Without the archive, a ``SPARK_CONF_DIR``
-    that an earlier session of this process emptied is ours again.
+
+def _spark_conf_dir() -> Path:
+    """The ``SPARK_CONF_DIR`` of a new session, set in the environment: the user's, else ours.
+
+    Never the class archive's empty directory that an earlier session of this process (one that
+    mapped the archive, now stopped) left there: a session that does not map the archive would log
+    at Spark's default level without our ``log4j2.properties``.
     """
     conf_dir = Path(os.environ.get("SPARK_CONF_DIR") or SPARK_CONF_DIR)
     if conf_dir == class_archive.empty_conf_dir(create=False):
         conf_dir = SPARK_CONF_DIR
     os.environ["SPARK_CONF_DIR"] = str(conf_dir)
+    return conf_dir
+
+
+def _class_archive_options(settings: SparkSettings, conf_dir: Path) -> str | None:
+    """The driver flags of the class archive (:mod:`~reference_impl.storage.class_archive`), or ``None``.
+
+    Only for a plain local master and a ``conf_dir`` (:func:`_spark_conf_dir`) that holds nothing
+    but ``log4j2.properties``: that file then goes to log4j by a system property and
+    ``SPARK_CONF_DIR`` becomes the archive's empty directory (the JVM maps the archive only with an
+    empty directory first on the classpath). The caller asks only with the default driver flags.
+    """
     if not LOCAL_MASTER.fullmatch(settings.master) or not class_archive.log4j_only(conf_dir):
         return None
     flags = class_archive.archive_java_options(conf_dir)

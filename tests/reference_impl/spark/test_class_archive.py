@@ -14,16 +14,22 @@ from pathlib import Path
 
 import pytest
 
-from reference_impl.spark.session import SPARK_CONF_DIR, SparkSettings, _class_archive_options
+from reference_impl.spark.session import LOCAL_CONF, SPARK_CONF_DIR, SparkSettings, session_conf
 from reference_impl.storage import class_archive
 from spec.cache import ENV_CACHE
 
 
 @pytest.fixture
 def archive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A cache holding a (stand-in) archive for this Java and pyspark; ``SPARK_CONF_DIR`` unset."""
+    """A cache holding a (stand-in) archive for this Java and pyspark; ``SPARK_CONF_DIR`` unset (the
+    environment :func:`session_conf` sets is restored after the test)."""
     monkeypatch.setenv(ENV_CACHE, str(tmp_path / "cache"))
     monkeypatch.delenv("SPARK_CONF_DIR", raising=False)
+    for name in ("SPARK_LAUNCHER_OPTS", "SPARK_LOCAL_IP", "PYSPARK_PYTHON"):
+        if name in os.environ:
+            monkeypatch.setenv(name, os.environ[name])
+        else:
+            monkeypatch.delenv(name, raising=False)
     path = class_archive.archive_path()
     if path is None:
         pytest.skip("no java on PATH")
@@ -32,10 +38,13 @@ def archive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
+def _driver_flags(settings: SparkSettings) -> str:
+    return session_conf(settings).get("spark.driver.extraJavaOptions", "")
+
+
 def test_local_session_maps_the_archive(archive: Path) -> None:
     """A plain local master maps the archive, names our log4j file and empties SPARK_CONF_DIR."""
-    flags = _class_archive_options(SparkSettings(master="local[2]"))
-    assert flags is not None, f"no archive flags with {archive} present"
+    flags = _driver_flags(SparkSettings(master="local[2]"))
     assert f"-XX:SharedArchiveFile={archive}" in flags, flags
     assert (SPARK_CONF_DIR / "log4j2.properties").as_uri() in flags, flags
     conf_dir = Path(class_archive.empty_conf_dir())
@@ -46,7 +55,8 @@ def test_local_session_maps_the_archive(archive: Path) -> None:
 @pytest.mark.parametrize("master", ["local-cluster[2,1,1024]", "spark://127.0.0.1:7077"])
 def test_other_masters_do_not(archive: Path, master: str) -> None:
     """Executors in their own JVMs would not share the archive: only ``local``/``local[N]`` maps it."""
-    assert _class_archive_options(SparkSettings(master=master)) is None, f"{master} mapped {archive}"
+    flags = _driver_flags(SparkSettings(master=master))
+    assert "SharedArchiveFile" not in flags, f"{master} mapped {archive}: {flags}"
     assert Path(os.environ["SPARK_CONF_DIR"]) == SPARK_CONF_DIR
 
 
@@ -56,8 +66,21 @@ def test_a_users_conf_dir_is_kept(archive: Path, tmp_path: Path, monkeypatch: py
     shutil.copytree(SPARK_CONF_DIR, own)
     (own / "spark-defaults.conf").write_text("spark.sql.shuffle.partitions 3\n")
     monkeypatch.setenv("SPARK_CONF_DIR", str(own))
-    assert _class_archive_options(SparkSettings(master="local[2]")) is None, f"{own} replaced for {archive}"
+    flags = _driver_flags(SparkSettings(master="local[2]"))
+    assert "SharedArchiveFile" not in flags, f"{own} replaced for {archive}: {flags}"
     assert Path(os.environ["SPARK_CONF_DIR"]) == own
+
+
+def test_a_later_session_with_its_own_flags_gets_our_conf_dir(archive: Path) -> None:
+    """After a session that mapped the archive (and left SPARK_CONF_DIR at its empty directory), a
+    new session of the same process with its own driver flags does not map it and gets our conf
+    directory back, so its log4j file (quiet logs) is on the classpath again."""
+    assert "SharedArchiveFile" in _driver_flags(SparkSettings(master="local[2]")), f"{archive} not mapped"
+    assert Path(os.environ["SPARK_CONF_DIR"]) == class_archive.empty_conf_dir()
+    own = f"{LOCAL_CONF['spark.driver.extraJavaOptions']} -Dmarker=1"
+    flags = _driver_flags(SparkSettings(master="local[2]", conf={"spark.driver.extraJavaOptions": own}))
+    assert flags == own, f"custom driver flags changed: {flags!r}"
+    assert Path(os.environ["SPARK_CONF_DIR"]) == SPARK_CONF_DIR, os.environ["SPARK_CONF_DIR"]
 
 
 def test_unusable_archive_is_silent(archive: Path) -> None:
