@@ -2,9 +2,9 @@
 
 Used by the delta-spark adapter, the tests and the foreign fixtures. Every function needs a session
 from :func:`conformance.oracles.session.get_delta_spark`. :func:`delta_spark_state` reads
-delta-spark's ``Snapshot`` directly — protocol, metadata, ``allFiles``, ``tombstones``,
-``setTransactions`` and ``domainMetadata`` — and normalises it into a :class:`TableState` so it can
-be compared field by field with any other reader.
+delta-spark's ``Snapshot`` directly — its protocol and metadata, and the live files, tombstones,
+transactions and domains of its reconciled state (``stateDF``, in one collect) — and normalises it
+into a :class:`TableState` so it can be compared field by field with any other reader.
 
 delta-spark caches ``DeltaLog`` instances per path; every call here clears that cache first, so a
 test that edits ``_delta_log`` between reads always gets a fresh replay.
@@ -105,13 +105,30 @@ def _action_json(action: Any) -> dict[str, Any]:
     return dict(next(iter(wrapped.values())))
 
 
-def _dataset_dicts(spark: SparkSession, jds: Any) -> list[dict[str, Any]]:
-    """The rows of a delta-spark Dataset as dicts, in one Spark job (``collect``: ``toLocalIterator``
-    runs one job per partition, and a state is small enough for the driver — 10,000 files at most)."""
+#: The columns of delta-spark's reconciled state (``Snapshot.stateDF``) that a :class:`TableState` takes
+#: beside the protocol and metadata, which the snapshot already holds.
+STATE_COLUMNS = ("add", "remove", "txn", "domainMetadata")
+
+
+def _state_actions(spark: SparkSession, snapshot: Any) -> dict[str, list[dict[str, Any]]]:
+    """The snapshot's live files, tombstones, transactions and domains, by column of ``stateDF``.
+
+    One collect of the reconciled state (two Spark jobs: the log replay and the result), where
+    ``allFiles``, ``tombstones`` and ``setTransactions``/``domainMetadata`` are views of the same
+    cached ``stateDF`` and took a job each (``Snapshot.scala``: ``allFiles`` and ``tombstones`` filter
+    ``stateDS``; ``SnapshotState.scala``: ``setTransactions`` and ``domainMetadata`` are
+    ``collect_set`` of its ``txn`` and ``domainMetadata`` columns). Each row of ``stateDF`` holds one
+    action; a state is small enough for the driver (10,000 files at most in the suite).
+    """
     from pyspark.sql import DataFrame
 
-    df = DataFrame(jds.toDF(), spark)
-    return [row.asDict(recursive=True) for row in df.collect()]
+    out: dict[str, list[dict[str, Any]]] = {column: [] for column in STATE_COLUMNS}
+    for row in DataFrame(snapshot.stateDF(), spark).select(*STATE_COLUMNS).collect():
+        for column in STATE_COLUMNS:
+            action = row[column]
+            if action is not None:
+                out[column].append(action.asDict(recursive=True))
+    return out
 
 
 def checkpoint_description(snapshot: Any) -> dict[str, Any] | None:
@@ -129,13 +146,14 @@ def delta_spark_state(
 ) -> TableState:
     """delta-spark's view of ``table`` at ``version`` as a :class:`TableState` (expiry as of ``now_ms``)."""
     snap = delta_snapshot(spark, table, version, now_ms=now_ms)
+    actions = _state_actions(spark, snap)
     return TableState.build(
         version=int(snap.version()),
         protocol=_action_json(snap.protocol()),
         metadata=_action_json(snap.metadata()),
-        files=_dataset_dicts(spark, snap.allFiles()),
-        tombstones=_dataset_dicts(spark, snap.tombstones()),
-        txns=[_action_json(t) for t in _seq(snap.setTransactions())],
-        domain_metadata=[_action_json(d) for d in _seq(snap.domainMetadata())],
+        files=actions["add"],
+        tombstones=actions["remove"],
+        txns=actions["txn"],
+        domain_metadata=actions["domainMetadata"],
         source={"checkpoint": checkpoint_description(snap)},
     )
