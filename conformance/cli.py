@@ -70,7 +70,7 @@ expectations: a YAML file (or a directory of <implementation>.yaml files) listin
   tests an implementation cannot run (skip) and tests it is known to fail (xfail, strict: a pass
   fails the run). Patterns match whole test ids: * any characters, ? one, everything else literally
   ([ too). With --strict-expectations (the default) an entry that matches no collected test is an
-  error; -k narrows what runs, not what entries are checked against.
+  error; -k and --shapes narrow what runs, not what entries are checked against.
 
 exit status: 0 when nothing failed at the --fail-on level (default must: a failed MUST requirement,
   a known failure that now passes, or an error; should: also failed SHOULDs; never), 1 when
@@ -121,7 +121,7 @@ def register_conformance(sub: Any) -> None:
         "--strict-expectations",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="an expectation entry that matches no collected test is an error (default: on, also with -k)",
+        help="an expectation entry that matches no collected test is an error (default: on, also with -k or --shapes)",
     )
     run.add_argument(
         "--fail-on",

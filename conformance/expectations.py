@@ -20,8 +20,8 @@ class as in ``fnmatch``, so a node id pasted from a test report is an exact patt
 needs a reason; with ``--strict-expectations`` an entry that matches no collected test is an error
 (it would silently hide a regression after a rename) — unless the test functions it names were
 collected but the implementation takes part in none of them (a writer entry, inherited by a reader-only
-program, cannot apply). Matching happens before ``-k`` deselects, so
-narrowing a run with ``-k`` keeps the check meaningful.
+program, cannot apply). Matching happens before ``-k`` and ``--ckpt-shapes``
+deselect, so narrowing a run keeps the check meaningful and never makes an entry stale.
 
 Where files come from (:func:`load_all`): ``conformance/expectations/`` for the bundled
 implementations, then every ``--expectations FILE|DIR`` in order — a file for an implementation

@@ -33,6 +33,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -324,9 +325,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "fixture_expectation" in names:
         cases = fixture_expectations(fixtures_dir(metafunc.config))
         metafunc.parametrize("fixture_expectation", cases, ids=[c.id for c in cases])
-    if "shape_name" in names:
-        shapes = _shapes(metafunc.config)
-        metafunc.parametrize("shape_name", shapes, ids=list(shapes))
+    if "shape_name" in names:  # every shape: --ckpt-shapes deselects the others (_deselect_shapes)
+        metafunc.parametrize("shape_name", SHAPES, ids=list(SHAPES))
 
 
 # -- fixtures -----------------------------------------------------------------------------------
@@ -487,21 +487,26 @@ def _share_groups(config: pytest.Config, groups: dict[str, str]) -> None:
     partial.replace(target)
 
 
-def _deselect_roleless(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Leave out (as deselected, not as "empty parameter set" skips) the tests that need a role no
-    implementation under test plays: a run tests what the implementations' roles allow."""
+def _deselect(
+    config: pytest.Config, items: list[pytest.Item], leave_out: Callable[[dict[str, Any]], bool]
+) -> None:
+    """Leave out, as deselected (not as skips), the tests whose parameters ``leave_out`` picks."""
     keep: list[pytest.Item] = []
     drop: list[pytest.Item] = []
     for item in items:
-        params = getattr(getattr(item, "callspec", None), "params", {})
-        roleless = any(
-            key in params and not isinstance(params[key], str | tuple)
-            for key in ("reader_name", "cleaner_name", "writer_profile")
-        )
-        (drop if roleless else keep).append(item)
+        (drop if leave_out(getattr(getattr(item, "callspec", None), "params", {})) else keep).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+def _roleless(params: dict[str, Any]) -> bool:
+    """A test that needs a role no implementation under test plays ("empty parameter set"): a run tests
+    what the implementations' roles allow."""
+    return any(
+        key in params and not isinstance(params[key], str | tuple)
+        for key in ("reader_name", "cleaner_name", "writer_profile")
+    )
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -510,6 +515,7 @@ def pytest_collection_modifyitems(
 ) -> None:
     try:
         _prepare_items(config, items)
+        _deselect_shapes(config, items)
     except pytest.UsageError as exc:
         workeroutput = getattr(config, "workeroutput", None)
         if workeroutput is None:
@@ -526,7 +532,7 @@ def _prepare_items(config: pytest.Config, items: list[pytest.Item]) -> None:
     the expectations (skip, xfail) and, with ``--strict-expectations``, refuse stale entries."""
     state = _state(config)
     collected_functions = {item.nodeid.split("[", 1)[0] for item in items}  # before deselection
-    _deselect_roleless(config, items)
+    _deselect(config, items, _roleless)
     needs_spec = any(item.get_closest_marker("requirement") for item in items) or any(
         "fixture_expectation" in getattr(getattr(item, "callspec", None), "params", {}) for item in items
     )
@@ -604,6 +610,16 @@ def _prepare_items(config: pytest.Config, items: list[pytest.Item]) -> None:
         ]
         if stale:
             raise pytest.UsageError("expectation entries that match no test:\n  " + "\n  ".join(stale))
+
+
+def _deselect_shapes(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave out the tests of the shapes ``--ckpt-shapes`` does not choose.
+
+    The writer and cross tests are parametrised over every shape and narrowed here, after the
+    expectations were matched: like ``-k``, ``--ckpt-shapes`` narrows what runs, not what entries are
+    checked against, so a narrowed run never finds an entry for another shape stale."""
+    chosen = set(_shapes(config))
+    _deselect(config, items, lambda params: "shape_name" in params and params["shape_name"] not in chosen)
 
 
 # -- results ------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from conformance.tables.shapes import SHAPES
 from spec.schemas import validator
 
 if TYPE_CHECKING:
@@ -203,6 +204,27 @@ def test_strict_expectations_hold_under_k(
     )
     result = _run(pytester, one_case, "--strict-expectations", "-k", "v4", expectations=expectations)
     result.assert_outcomes(passed=1, deselected=1)
+
+
+def test_strict_expectations_hold_under_shapes(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    """--ckpt-shapes, like -k, narrows what runs, not what entries are checked against: an entry for a test
+    of a shape left out is used, so the narrowed run goes on, with that shape's tests deselected."""
+    test = "conformance.suite.test_writer_output::test_checkpoint_files_have_spec_names"
+    expectations = tmp_path / "reference.yaml"
+    expectations.write_text(
+        "implementation: reference\nxfail:\n  - reason: 'an entry for another shape'\n"
+        "    tests: ['*test_checkpoint_files_have_spec_names[reference:v1-empty]']\n"
+    )
+    result = pytester.runpytest_inprocess(
+        "-p", "no:cacheprovider", "--pyargs", test, "--impl", "reference", "--ckpt-shapes", "partitioned",
+        "--strict-expectations", "--expectations", str(expectations), "--collect-only", "-q",
+    )  # fmt: skip
+    output = result.stdout.str()
+    assert result.ret == pytest.ExitCode.OK, output[-2000:] + result.stderr.str()[-2000:]
+    collected = [line for line in result.outlines if "::test_" in line]
+    profiles = len(collected)
+    assert profiles and all(line.endswith("-partitioned]") for line in collected), collected
+    assert f"{profiles}/{profiles * len(SHAPES)} tests collected" in output, output[-500:]
 
 
 def test_unknown_requirement_id_fails_collection(pytester: pytest.Pytester) -> None:
