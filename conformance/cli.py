@@ -21,6 +21,7 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -189,17 +190,29 @@ def workers(requested: int, args: argparse.Namespace) -> int:
     return count
 
 
-def run_spark_conf(current: str) -> str:
-    """``DELTA_CKPT_SPARK_CONF`` for the run: ``current`` plus each :data:`RUN_SPARK_CONF` entry it does not set."""
-    keys = {line.partition("=")[0].strip() for line in current.replace(";", "\n").splitlines()}
-    extra = [f"{key}={value}" for key, value in RUN_SPARK_CONF.items() if key not in keys]
-    return "\n".join([current, *extra] if current.strip() else extra)
+def run_spark_conf(current: str, flags: Sequence[str] = ()) -> str:
+    """``DELTA_CKPT_SPARK_CONF`` for the run: the entries of ``current``, then the global ``--conf`` ``flags``
+    (``k=v``; a later entry wins), then each :data:`RUN_SPARK_CONF` entry that neither sets."""
+    entries = [e for e in [*current.replace(";", "\n").splitlines(), *flags] if e.strip()]
+    keys = {entry.partition("=")[0].strip() for entry in entries}
+    return "\n".join([*entries, *(f"{k}={v}" for k, v in RUN_SPARK_CONF.items() if k not in keys)])
+
+
+def run_spark_environment(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[str, str]:
+    """The Spark settings of the run's sessions (every worker's, whichever adapter starts it), as the
+    environment variables the sessions read: the global ``--master`` and ``--conf`` flags over
+    ``DELTA_CKPT_SPARK_MASTER`` and ``DELTA_CKPT_SPARK_CONF``, plus :data:`RUN_SPARK_CONF`."""
+    from conformance.oracles.session import ENV_CONF, ENV_MASTER
+
+    out = {ENV_CONF: run_spark_conf(environ.get(ENV_CONF, ""), args.conf)}
+    if args.master:
+        out[ENV_MASTER] = args.master
+    return out
 
 
 def run_suite(args: argparse.Namespace) -> int:
     import pytest
 
-    from conformance.oracles.session import ENV_CONF
     from conformance.report import cross_grid, write_reports
 
     report = args.report
@@ -249,7 +262,7 @@ def run_suite(args: argparse.Namespace) -> int:
     if args.keyword:
         argv += ["-k", args.keyword]
     print(f"[conformance] pytest {' '.join(argv)}", file=sys.stderr, flush=True)
-    os.environ[ENV_CONF] = run_spark_conf(os.environ.get(ENV_CONF, ""))  # workers inherit it
+    os.environ.update(run_spark_environment(args, os.environ))  # workers inherit it
     status = int(pytest.main(argv))
     if not results.is_file():
         print("[conformance] no results were written (collection failed?)", file=sys.stderr)
