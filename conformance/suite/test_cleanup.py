@@ -24,8 +24,8 @@ from conformance.suite.conftest import Listing, listing
 from conformance.tables.cleanup_cases import CUTOFF_COMMIT, LATEST, CleanupCase, build_cleanup_case
 from spec.vocabulary import LogFileKind
 
-_DELETABLE = {LogFileKind.COMMIT, LogFileKind.CRC, LogFileKind.COMPACTION, LogFileKind.CHECKPOINT_CLASSIC,
-              LogFileKind.CHECKPOINT_PART, LogFileKind.CHECKPOINT_UUID}  # fmt: skip
+_CHECKPOINT_KINDS = {LogFileKind.CHECKPOINT_CLASSIC, LogFileKind.CHECKPOINT_PART, LogFileKind.CHECKPOINT_UUID}
+_DELETABLE = {LogFileKind.COMMIT, LogFileKind.CRC, LogFileKind.COMPACTION} | _CHECKPOINT_KINDS
 
 
 @dataclass
@@ -196,19 +196,70 @@ def test_referenced_sidecars_remain(cleaned: CleanedTable) -> None:
     > A cleaner MUST NOT delete a sidecar file that a classic-named or UUID-named checkpoint remaining after
     > the cleanup references, …
     """
-    top_level = {LogFileKind.CHECKPOINT_CLASSIC, LogFileKind.CHECKPOINT_UUID}
-    missing, referenced = [], 0
-    for name in sorted(cleaned.after):
-        if "/" in name or parse_name(name).kind not in top_level:
-            continue
-        for action in sidecar_actions(cleaned.log_dir, name):
-            referenced += 1
-            target = sidecar_file(cleaned.log_dir, action)
-            if not target.is_file():
-                missing.append(f"{target} (referenced by {name})")
+    references = _sidecar_references(cleaned)
+    missing = [f"{target} (referenced by {name})" for target, name in references if not target.is_file()]
     assert not missing, f"{cleaned.label}: referenced sidecars deleted: {missing}"
     if cleaned.case.sidecars.get(max(cleaned.case.checkpoints)):
-        assert referenced, f"{cleaned.label}: no remaining checkpoint references a sidecar"
+        assert references, f"{cleaned.label}: no remaining checkpoint references a sidecar"
+
+
+def _sidecar_references(cleaned: CleanedTable) -> list[tuple[Path, str]]:
+    """(sidecar file, name of the top-level checkpoint file referencing it) for every remaining
+    classic-named or UUID-named checkpoint of the cleaned table."""
+    top_level = {LogFileKind.CHECKPOINT_CLASSIC, LogFileKind.CHECKPOINT_UUID}
+    return [
+        (sidecar_file(cleaned.log_dir, action), name)
+        for name in sorted(cleaned.after)
+        if "/" not in name and parse_name(name).kind in top_level
+        for action in sidecar_actions(cleaned.log_dir, name)
+    ]
+
+
+@pytest.mark.requirement("CKPT-CLEAN-021")
+def test_protected_history_goes_whole_or_not_at_all(cleaned: CleanedTable) -> None:
+    """``v2-dropped`` (``checkpointProtection``, *P* = 5): of the commit and checkpoint files of versions
+    below 5, the cleaner deletes all or none (n.a. for the cases without the feature).
+
+    Spec: CKPT-CLEAN-021
+    > A cleaner MUST NOT delete a commit or checkpoint file of a version less than *P* unless the same run
+    > deletes every commit and checkpoint file of a version less than *P*; when its plan would delete only
+    > part of that history, it MUST delete none of it.
+    """
+    protected = cleaned.case.protected_before
+    if protected is None:
+        pytest.skip(f"n.a.: {cleaned.case.name} does not list checkpointProtection")
+    kinds = {LogFileKind.COMMIT} | _CHECKPOINT_KINDS
+    history = {
+        n
+        for n in cleaned.before
+        if "/" not in n and parse_name(n).kind in kinds and (parse_name(n).version or 0) < protected
+    }
+    kept = sorted(history - cleaned.deleted)
+    assert not (history & cleaned.deleted) or not kept, (
+        f"{cleaned.label}: deleted {sorted(history & cleaned.deleted)} of the history before "
+        f"P = {protected} but kept {kept}"
+    )
+
+
+@pytest.mark.requirement("CKPT-CLEAN-023")
+def test_sidecars_are_collected_after_v2_checkpoint_is_dropped(cleaned: CleanedTable) -> None:
+    """``v2-dropped``: the latest protocol no longer lists ``v2Checkpoint``, the UUID-named checkpoint 2
+    expired, and every sidecar dates from version 2, before the sidecar cutoff: whatever the
+    cleaner deleted, no file in ``_sidecars/`` is left that no remaining checkpoint references (n.a. for
+    the cases whose latest protocol lists the feature or that never had sidecars).
+
+    Spec: CKPT-CLEAN-023
+    > A cleaner SHOULD collect unreferenced files in `_delta_log/_sidecars/` (…) also when the latest
+    > protocol no longer supports `v2Checkpoint`.
+    """
+    case = cleaned.case
+    latest = case.states[LATEST].protocol
+    if "v2Checkpoint" in latest.get("readerFeatures", ()) or not any(case.sidecars.values()):
+        pytest.skip(f"n.a.: in {case.name} the latest protocol lists v2Checkpoint or no sidecar was written")
+    referenced = {target.name for target, _ in _sidecar_references(cleaned)}
+    prefix = f"{SIDECAR_DIR}/"
+    left = sorted(n for n in cleaned.after if n.startswith(prefix) and n[len(prefix) :] not in referenced)
+    assert not left, f"{cleaned.label}: unreferenced sidecars left after the drop: {left}"
 
 
 @pytest.mark.requirement("CKPT-CLEAN-001", "CKPT-CLEAN-013", "CKPT-READ-001")
@@ -244,8 +295,8 @@ def test_reader_reads_every_remaining_version(cleaned: CleanedTable, reader: Imp
 
 @pytest.mark.requirement("CKPT-CLEAN-009", "CKPT-CLEAN-017")
 def test_expired_files_are_deleted(cleaned: CleanedTable) -> None:
-    """With the cutoff checkpoint at 4: commits and checkpoints below 4 are deleted, and so are the
-    sidecars only checkpoint 2 referenced; nothing else from version 4 on.
+    """With the cutoff checkpoint at 4 (5 in ``v2-dropped``): commits and checkpoints below it are deleted,
+    and so are the sidecars only the deleted checkpoints referenced; nothing else from its version on.
 
     Spec: CKPT-CLEAN-009
     > A cleaner SHOULD keep the newest complete checkpoint whose version is not greater than the cutoff
@@ -267,8 +318,7 @@ def test_expired_files_are_deleted(cleaned: CleanedTable) -> None:
     assert deleted_commits == list(range(keep)), (
         f"{where}: deleted commits {deleted_commits}, expected 0..{keep - 1}"
     )
-    kinds = {LogFileKind.CHECKPOINT_CLASSIC, LogFileKind.CHECKPOINT_PART, LogFileKind.CHECKPOINT_UUID}
-    deleted_checkpoints = cleaned.versions(kinds, cleaned.deleted)
+    deleted_checkpoints = cleaned.versions(_CHECKPOINT_KINDS, cleaned.deleted)
     expected = [v for v in case.checkpoints if v < keep]
     assert deleted_checkpoints == expected, (
         f"{where}: deleted checkpoints of {deleted_checkpoints}, expected {expected}"

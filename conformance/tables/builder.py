@@ -546,6 +546,22 @@ class TableBuilder:
             operation="UPGRADE PROTOCOL",
         )
 
+    def drop_feature(self, feature: str) -> int:
+        """Commit DROP FEATURE ``feature`` as delta-spark's fast drop does for a feature that needs history
+        protection, such as ``v2Checkpoint`` (``commands/alterDeltaTableCommands.scala`` L549-566): one commit
+        with the protocol without ``feature`` and with ``checkpointProtection``, and the metadata with
+        ``delta.requireCheckpointProtectionBeforeVersion`` set to this commit's version (spec §18.2)."""
+        self._reader_features.discard(feature)
+        self._writer_features.discard(feature)
+        self._writer_features.add("checkpointProtection")
+        self.configuration["delta.requireCheckpointProtectionBeforeVersion"] = str(self.version + 1)
+        metadata = dict(self._live.metadata, configuration=dict(self.configuration))
+        actions = [
+            {"protocol": protocol_for(self._reader_features, self._writer_features)},
+            {"metaData": metadata},
+        ]
+        return self.commit(actions, operation="DROP FEATURE")
+
     def txn(self, app_id: str, version: int, *, last_updated: int | None = None) -> int:
         updated = last_updated if last_updated is not None else self.clock.now_ms
         return self.commit([{"txn": {"appId": app_id, "version": version, "lastUpdated": updated}}])

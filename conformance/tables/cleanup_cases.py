@@ -9,6 +9,16 @@ reference writer (through its adapter, :mod:`conformance.adapters.reference`), a
 | ``v2-sidecars`` | UUID-named V2 (JSON top-level file, sidecars) at 2, 4, 7 | the same and checkpoint 2's sidecars; and it should write a classic-named compatibility checkpoint at 4 (CKPT-COMPAT-004) |
 | ``checkpoint-after-cutoff`` | V1 classic at 6 only, the version right after the cutoff commit | nothing: no checkpoint at or before the cutoff commit (CKPT-CLEAN-004); delta-spark deletes commits 0-5 (spec D12) |
 | ``unknown-writer-feature`` | V1 classic at 2, 4, 7; commit 8 adds the writer feature ``madeUpWriterFeature`` instead of the remove | nothing, and fail with ``UNSUPPORTED_WRITER_FEATURE`` (CKPT-CLEAN-011) |
+| ``v2-dropped`` | UUID-named V2 (JSON top-level file, sidecar) at 2, V1 classic at 4 and 5; ``v2Checkpoint`` dropped at 5 | commits 0-4, checkpoints 2 and 4 and every sidecar, all history before *P* = 5 in one run (CKPT-CLEAN-021, -023) |
+
+``v2-dropped`` is what delta-spark's DROP FEATURE leaves (spec CKPT-CLEAN-023 note): commit 4 sets
+``delta.checkpointPolicy = classic`` and gets a classic V1 checkpoint (the barrier: delta-spark drops the
+feature only when the policy is classic and the snapshot before the drop was loaded from a V1 checkpoint,
+``TableFeature.scala`` L1229-1242); commit 5 removes ``v2Checkpoint`` from the protocol, adds
+``checkpointProtection`` with ``delta.requireCheckpointProtectionBeforeVersion = 5``
+(:meth:`~conformance.tables.builder.TableBuilder.drop_feature`) and gets a classic V1 checkpoint (the
+protected one, ``commands/alterDeltaTableCommands.scala`` L568-569). The sidecar of 2 is an orphan once that
+checkpoint goes.
 
 **Clock.** The files of version ``v`` (commit, checksum, checkpoint files, sidecars, and Hadoop's
 hidden ``.crc`` companions) get the modification time ``M − (3·(8 − v) + 0.5)`` days, ``M`` being
@@ -22,6 +32,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,13 +50,37 @@ CUTOFF_COMMIT = 5
 RETENTION = "interval 8 days"
 
 UNKNOWN_WRITER_FEATURE = "madeUpWriterFeature"
-#: case -> (table variant, the reference adapter's writer profile, checkpointed versions, writer
-#: feature added at 8). Profiles: ``v1`` one classic file; ``v2-json`` UUID-named JSON + sidecars of 2 actions.
-_RECIPES: dict[str, tuple[Variant, str, tuple[int, ...], str | None]] = {
-    "classic": ("classic", "v1", (2, 4, 7), None),
-    "v2-sidecars": ("v2", "v2-json", (2, 4, 7), None),
-    "checkpoint-after-cutoff": ("classic", "v1", (6,), None),
-    "unknown-writer-feature": ("classic", "v1", (2, 4, 7), UNKNOWN_WRITER_FEATURE),
+V2_DROPPED_AT = 5
+
+
+@dataclass(frozen=True)
+class _Recipe:
+    """How a case is built (module docs): the table variant, the checkpoints (version -> the reference
+    adapter's writer profile: ``v1`` one classic file, ``v2-json`` UUID-named JSON + sidecars of 2 actions),
+    the writer feature commit 8 adds instead of the remove, and the version where ``v2Checkpoint`` is
+    dropped (the version before sets the policy to classic)."""
+
+    variant: Variant
+    checkpoints: Mapping[int, str]
+    writer_feature: str | None = None
+    drop_v2_at: int | None = None
+
+
+def _every(profile: str, *versions: int) -> dict[int, str]:
+    """Checkpoints of ``profile`` at ``versions``."""
+    return dict.fromkeys(versions, profile)
+
+
+_RECIPES: dict[str, _Recipe] = {
+    "classic": _Recipe("classic", _every("v1", 2, 4, 7)),
+    "v2-sidecars": _Recipe("v2", _every("v2-json", 2, 4, 7)),
+    "checkpoint-after-cutoff": _Recipe("classic", _every("v1", 6)),
+    "unknown-writer-feature": _Recipe(
+        "classic", _every("v1", 2, 4, 7), writer_feature=UNKNOWN_WRITER_FEATURE
+    ),
+    "v2-dropped": _Recipe(
+        "v2", {**_every("v2-json", 2), **_every("v1", 4, V2_DROPPED_AT)}, drop_v2_at=V2_DROPPED_AT
+    ),
 }
 CLEANUP_CASES: tuple[str, ...] = tuple(_RECIPES)
 
@@ -61,6 +96,7 @@ class CleanupCase:
     checkpoints: dict[int, tuple[str, ...]]  # version -> top-level file names (relative to _delta_log)
     sidecars: dict[int, frozenset[str]]  # version -> "_sidecars/<name>" its checkpoint references
     expected_error: str | None = None  # the code a cleaner must fail with, deleting nothing
+    protected_before: int | None = None  # P of checkpointProtection (None: the protocol does not list it)
 
     @property
     def log_dir(self) -> Path:
@@ -93,19 +129,25 @@ def build_cleanup_case(name: str, path: Path) -> CleanupCase:
     from conformance.adapters.reference import ReferenceImplementation
 
     writer = ReferenceImplementation()
-    variant, profile, versions, writer_feature = _RECIPES[name]
-    builder = new_table(path, variant, config={"delta.logRetentionDuration": RETENTION})
-    for i in range(LATEST - 1):
-        builder.append(rows(i * 2, 2))
-    if writer_feature is None:
+    recipe = _RECIPES[name]
+    builder = new_table(path, recipe.variant, config={"delta.logRetentionDuration": RETENTION})
+    for version in range(1, LATEST):
+        if recipe.drop_v2_at is not None and version == recipe.drop_v2_at - 1:
+            builder.set_properties({"delta.checkpointPolicy": "classic"})
+        elif version == recipe.drop_v2_at:
+            builder.drop_feature("v2Checkpoint")
+        else:
+            builder.append(rows((version - 1) * 2, 2))
+    if recipe.writer_feature is None:
         builder.remove(builder.live_paths[:1])
     else:
-        builder.set_features(writer_features=[writer_feature])
+        builder.set_features(writer_features=[recipe.writer_feature])
     assert builder.version == LATEST, f"{path}: built {builder.version} versions, expected {LATEST}"
     checkpoints, sidecars = {}, {}
     log_dir = path / DELTA_LOG
+    versions = sorted(recipe.checkpoints)
     for version in versions:
-        writer.write_checkpoint(path, profile=profile, version=version)
+        writer.write_checkpoint(path, profile=recipe.checkpoints[version], version=version)
         (names,) = checkpoint_names(log_dir, version).values()
         checkpoints[version] = tuple(sorted(names))
         sidecars[version] = frozenset(f.name for f in decode_checkpoint(log_dir, list(names)).sidecars)
@@ -117,5 +159,5 @@ def build_cleanup_case(name: str, path: Path) -> CleanupCase:
             ns = stamp_ms(owner, now) * 1_000_000
             os.utime(file, ns=(ns, ns))
     states = {v: builder.expected_state(v, now_ms=now) for v in range(LATEST + 1)}
-    error = None if writer_feature is None else "UNSUPPORTED_WRITER_FEATURE"
-    return CleanupCase(name, path, now, states, checkpoints, sidecars, error)
+    error = None if recipe.writer_feature is None else "UNSUPPORTED_WRITER_FEATURE"
+    return CleanupCase(name, path, now, states, checkpoints, sidecars, error, recipe.drop_v2_at)
