@@ -8,7 +8,8 @@
   (:func:`conformance.plugin.unavailable`, the suite's rule).
 * ``deltalake``: the ``deltalake`` module, with the same skip/fail rule.
 
-Test files run in two processes (``run-tests.sh``: pytest-xdist, ``--dist loadfile``). Collection
+Test files run in two processes (``run-tests.sh``: pytest-xdist, ``--dist loadfile
+--no-loadscope-reorder``, so that xdist hands out the files in collection order). Collection
 puts the heaviest files first — those with a test marked ``slow``, then those that need
 delta-spark — so that the two processes finish at about the same time.
 """
