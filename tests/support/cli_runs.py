@@ -6,10 +6,12 @@ crash tests on real stores (``tests/reference_impl/cli/test_cluster.py``,
 checkpoint with four actions a sidecar, ``--json`` — through :func:`checkpoint_argv`:
 
 * :func:`run_checkpoint` runs it to the end;
-* :func:`killed_at` starts it with the fault directive ``pause:<point>``
-  (:mod:`tests.support.faults`), waits until it reports the pause on stderr, and kills its whole
-  process group (the Python driver and Spark's JVM) with ``SIGKILL``: nothing of the writer runs
-  after the point, no ``finally`` block, no JVM shutdown hook.
+* :func:`paused_then_killed` starts it with a ``pause:<point>`` fault directive for each of several
+  points (:mod:`tests.support.faults`); at each pause (reported on stderr) it calls the test's
+  check, lets the command go on to the next point, and at the last one kills its whole process
+  group (the Python driver and Spark's JVM) with ``SIGKILL``: nothing of the writer runs after that
+  point, no ``finally`` block, no JVM shutdown hook. While the command waits at a point, nothing of
+  it runs either: the store holds exactly what a kill there would leave.
 
 The process runs from the repository root (a paused one in its own session, i.e. process group),
 with ``local[2]`` unless the arguments name a master (``--master``).
@@ -23,7 +25,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from tests.support import REPO_ROOT
@@ -62,10 +64,12 @@ def run_checkpoint(argv: Sequence[str], *, cwd: Path = REPO_ROOT) -> subprocess.
     )
 
 
-def killed_at(argv: Sequence[str], point: str) -> str:
-    """Run ``argv`` (made with ``fault=f"pause:{point}"``) until it pauses at ``point``, then ``SIGKILL`` its group.
+def paused_then_killed(argv: Sequence[str], points: Sequence[str], at_each: Callable[[str], None]) -> None:
+    """Run ``argv`` (made with ``fault="pause:P1,pause:P2,…"`` for ``points``) through each pause, then ``SIGKILL`` its group.
 
-    Returns the pause line. Fails with the command's stderr if it ends, or does not pause, first.
+    At each point, in order, ``at_each(point)`` runs while the command waits there; then the command
+    goes on (a line on its stdin), except after the last point, where its process group is killed.
+    Fails with the command's exit status if it ends, or pauses elsewhere, first.
     """
     proc = subprocess.Popen(
         argv,
@@ -78,18 +82,25 @@ def killed_at(argv: Sequence[str], point: str) -> str:
     )
     assert proc.stderr is not None and proc.stdin is not None
     command = " ".join(argv[1:5])
+    deadline = time.monotonic() + TIMEOUT_S
     try:
-        line = first_line(proc.stderr, PAUSED, time.monotonic() + TIMEOUT_S)
-    except RuntimeError:
-        line = ""
+        for index, point in enumerate(points):
+            try:
+                line = first_line(proc.stderr, PAUSED, deadline)
+            except RuntimeError:
+                line = ""
+            assert line == f"{PAUSED}{point}", (
+                f"{command}…: exit {proc.poll()}, pause line {line!r}, expected {point}"
+            )
+            at_each(point)
+            if index < len(points) - 1:
+                proc.stdin.write(b"\n")
+                proc.stdin.flush()
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=60)
-        proc.stdin.close()
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
         proc.stderr.close()
-    assert line == f"{PAUSED}{point}", (
-        f"{command}…: exit {proc.returncode}, pause line {line!r}, expected {point}"
-    )
     assert proc.returncode == -signal.SIGKILL, f"{command}…: exit {proc.returncode}, not killed by SIGKILL"
-    return line

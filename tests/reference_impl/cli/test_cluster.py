@@ -11,8 +11,9 @@ result document (``--json``), stderr is empty — no start-up notice of the JVM,
 from executors stopped at shutdown (the command stops Spark itself, quietly) — and the checkpoint is
 read back by our reader. (The workers keep their executors' logs under pyspark's ``work/``: Spark's
 local cluster takes no other work directory — ``LocalSparkCluster`` starts its workers with no work
-directory, and a worker then uses ``$SPARK_HOME/work``, ignoring ``SPARK_WORKER_DIR`` and
-``spark.worker.dir``.)
+directory unless Spark runs in its test mode (``SPARK_TESTING``, which changes Spark's behaviour
+elsewhere), and a worker then uses ``$SPARK_HOME/work``; ``SPARK_WORKER_DIR`` is read only by a
+standalone worker's command line, and Spark has no ``spark.worker.dir`` setting.)
 """
 
 from __future__ import annotations
