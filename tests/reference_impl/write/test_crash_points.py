@@ -1,10 +1,9 @@
 """Atomicity: a writer that dies at any point, or whose Spark task fails, never changes what readers see.
 
-Crash points (``python -m tests.support.fault_cli crash:<point> checkpoint …``: the command-line
-process calls ``os._exit(86)`` at that publication point, so no ``finally`` or cleanup runs — a real
-crash), on the ``rich`` table with ``v2Checkpoint`` that
-already has an older checkpoint (a classic V1 one at the version before) and a ``_last_checkpoint``
-naming it:
+Crash points, on the ``rich`` table with ``v2Checkpoint`` that already has an older checkpoint (a
+classic V1 one at the version before) and a ``_last_checkpoint`` naming it — in each case the
+table as a writer that dies at that publication point leaves it, with no ``finally`` or cleanup
+run:
 
 | point | what exists when the process dies |
 |---|---|
@@ -16,8 +15,16 @@ naming it:
 and ``top-level`` for a V1 classic write. After each crash delta-spark, deltalake and our reader
 report exactly the state from before; before the top-level file nothing new is referenced (no new
 checkpoint file, ``_last_checkpoint`` byte-identical); a re-run then succeeds and is read
-correctly. (The five crashing processes run two at a time in a module fixture, each on its own
-copy of the table, to save wall time; the checks run one test at a time.)
+correctly. Two processes make the five tables, at the same time, in a module fixture (each start
+of the command and its JVM costs about 20 s of the suite's budget); the checks run one test at a
+time:
+
+* the V1 write (``python -m tests.support.fault_cli crash:top-level checkpoint …``) calls
+  ``os._exit(86)`` at its point;
+* one V2 write (``pause:staged,pause:sidecar:1,…``) waits at each of its four points in turn,
+  where its table is copied (with modification times) into that case's table — while it waits
+  nothing of it runs, so the copy is what a crash there leaves — and is killed with ``SIGKILL``
+  at the last (:func:`tests.support.cli_runs.paused_then_killed`).
 
 Task retries run in-process (the session is ``local[2,2]``: one retry per task): a sidecar-writing
 task that fails on its first attempt and is retried leaves a checkpoint that references only
@@ -29,6 +36,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -83,22 +91,24 @@ def _copy(base: Base, tmp_path: Path) -> Path:
     return target
 
 
+def cli_argv(table: Path, *args: str, fault: str) -> list[str]:
+    """``delta-ckpt checkpoint TABLE ARGS --quiet`` with the fault hooks (:mod:`tests.support.fault_cli`)."""
+    argv = [sys.executable, "-m", "tests.support.fault_cli", fault, "checkpoint", str(table), *args]
+    return [*argv, "--quiet"]
+
+
 def run_cli(table: Path, *args: str, fault: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
-    """``delta-ckpt checkpoint TABLE ARGS --quiet`` in a fresh process (its own JVM) with the fault hooks."""
+    """:func:`cli_argv` run to its end in a fresh process (its own JVM)."""
     env = dict(os.environ)
     env.setdefault("DELTA_CKPT_SPARK_MASTER", "local[2,2]")
-    argv = [
-        sys.executable,
-        "-m",
-        "tests.support.fault_cli",
-        fault,
-        "checkpoint",
-        str(table),
-        *args,
-        "--quiet",
-    ]
     return subprocess.run(
-        argv, env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout, check=False
+        cli_argv(table, *args, fault=fault),
+        env=env,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )
 
 
@@ -123,45 +133,51 @@ def staging_dirs(table: Path) -> list[str]:
 
 @dataclass(frozen=True)
 class CrashRun:
-    """A table copy, what was published before, and the crashed ``delta-ckpt`` process."""
+    """A table as a writer that died at a point left it, what was published before, and how the writer ended."""
 
     table: Path
     files_before: dict[str, int]
     hint_before: bytes
-    proc: subprocess.CompletedProcess[str]
+    # The V1 process's (the injected crash); the V2 cases': SIGKILL, checked by paused_then_killed.
+    exit_status: int
+    stderr: str
 
 
+V2_ARGS = ("--actions-per-sidecar", str(SIDECAR_ACTIONS))
 CRASH_CASES = [
     # (id, extra CLI args, crash point, new sidecars expected (None: all), top-level published)
-    ("v2-staged", ("--actions-per-sidecar", str(SIDECAR_ACTIONS)), "staged", 0, False),
-    ("v2-after-one-sidecar", ("--actions-per-sidecar", str(SIDECAR_ACTIONS)), "sidecar:1", 1, False),
-    ("v2-after-all-sidecars", ("--actions-per-sidecar", str(SIDECAR_ACTIONS)), "sidecars", None, False),
-    ("v2-before-last-checkpoint", ("--actions-per-sidecar", str(SIDECAR_ACTIONS)), "top-level", None, True),
+    ("v2-staged", V2_ARGS, "staged", 0, False),
+    ("v2-after-one-sidecar", V2_ARGS, "sidecar:1", 1, False),
+    ("v2-after-all-sidecars", V2_ARGS, "sidecars", None, False),
+    ("v2-before-last-checkpoint", V2_ARGS, "top-level", None, True),
     ("v1-before-last-checkpoint", ("--spec", "v1"), "top-level", 0, True),
 ]
 
 
 @pytest.fixture(scope="module")
 def crash_runs(base: Base, tmp_path_factory: pytest.TempPathFactory) -> dict[str, CrashRun]:
-    """Every crash case's ``delta-ckpt`` process, run two at a time (each is a fresh JVM; they share nothing).
-
-    Running them concurrently only saves wall time: each process works on its own copy of the table.
-    """
+    """Every crash case's table: the V1 process and the V2 one run at the same time (module docs)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    prepared = {}
-    for case, args, point, _, _ in CRASH_CASES:
-        table = _copy(base, tmp_path_factory.mktemp(f"crash-{case}"))
-        prepared[case] = (table, args, point, published(table), hint_bytes(table))
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {
-            case: pool.submit(run_cli, table, *args, fault=f"crash:{point}")
-            for case, (table, args, point, _, _) in prepared.items()
-        }
-        return {
-            case: CrashRun(prepared[case][0], prepared[case][3], prepared[case][4], future.result())
-            for case, future in futures.items()
-        }
+    from tests.support.cli_runs import paused_then_killed
+
+    tables = {case: tmp_path_factory.mktemp(f"crash-{case}") / "table" for case, *_ in CRASH_CASES}
+    v1_case, v1_args, v1_point = CRASH_CASES[-1][:3]
+    v2_cases = {point: case for case, _, point, _, _ in CRASH_CASES[:-1]}
+    v1_table, v2_table = _copy(base, tables[v1_case].parent), _copy(base, tmp_path_factory.mktemp("crash-v2"))
+    before = (published(v2_table), hint_bytes(v2_table))
+
+    def copy_at(point: str) -> None:
+        shutil.copytree(v2_table, tables[v2_cases[point]])
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        v1_before = (published(v1_table), hint_bytes(v1_table))
+        v1 = pool.submit(run_cli, v1_table, *v1_args, fault=f"crash:{v1_point}")
+        fault = ",".join(f"pause:{point}" for point in v2_cases)
+        paused_then_killed(cli_argv(v2_table, *V2_ARGS, fault=fault), list(v2_cases), copy_at)
+        proc = v1.result()
+    runs = {case: CrashRun(tables[case], *before, -signal.SIGKILL, "") for case in v2_cases.values()}
+    return runs | {v1_case: CrashRun(v1_table, *v1_before, proc.returncode, proc.stderr)}
 
 
 @pytest.mark.spark
@@ -200,11 +216,12 @@ def test_crash_leaves_the_table_as_it_was(
     its own."
     """
     run = crash_runs[case]
-    table, files_before, hint_before, proc = run.table, run.files_before, run.hint_before, run.proc
+    table, files_before, hint_before = run.table, run.files_before, run.hint_before
     version = base.shape.version
-    assert proc.returncode == CRASH_EXIT_STATUS, (
-        f"{case}: delta-ckpt exited {proc.returncode}, expected the injected crash ({CRASH_EXIT_STATUS}); "
-        f"stderr: {proc.stderr[-2000:]}"
+    expected = CRASH_EXIT_STATUS if "--spec" in args else -signal.SIGKILL
+    assert run.exit_status == expected, (
+        f"{case}: delta-ckpt exited {run.exit_status}, expected {expected} (the injected crash or SIGKILL); "
+        f"stderr: {run.stderr[-2000:]}"
     )
     files_after = published(table)
     created = sorted(set(files_after) - set(files_before))
