@@ -1,11 +1,11 @@
-"""Crash safety of the cleaner: the driver process dies (``os._exit``) at a publication point, in a real
-``delta-ckpt cleanup`` subprocess (:mod:`tests.support.fault_cli`); readers still read every version
-correctly; a re-run finishes.
+"""Crash safety of the cleaner: a real ``delta-ckpt cleanup`` subprocess (:mod:`tests.support.fault_cli`)
+waits at its publication points in turn and is killed (``SIGKILL``) at the last; at each point —
+where the store holds what a crash there leaves, since nothing of the waiting process runs —
+readers still read every version correctly; a re-run finishes.
 """
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,28 +19,17 @@ from reference_impl.cleanup.cleaner import cleanup
 from reference_impl.log.naming import classic_checkpoint_name
 from reference_impl.read.snapshot import read_snapshot
 from tests.reference_impl.cleanup.conftest import Cleaned, CleanupTables
-from tests.support import REPO_ROOT
-from tests.support.faults import CRASH_EXIT_STATUS
+from tests.support.cli_runs import paused_then_killed
 from tests.support.listings import log_files
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 
-def _cleanup_cli(table: Path, fault: str) -> subprocess.CompletedProcess[str]:
-    """``delta-ckpt cleanup TABLE --now NOW --quiet`` in a fresh process with the fault hooks installed."""
-    argv = [
-        sys.executable,
-        "-m",
-        "tests.support.fault_cli",
-        fault,
-        "cleanup",
-        str(table),
-        "--now",
-        str(NOW),
-        "--quiet",
-    ]
-    return subprocess.run(argv, cwd=REPO_ROOT, capture_output=True, text=True, timeout=900, check=False)
+def _cleanup_argv(table: Path, fault: str) -> list[str]:
+    """``delta-ckpt cleanup TABLE --now NOW --quiet`` with the fault hooks installed."""
+    argv = [sys.executable, "-m", "tests.support.fault_cli", fault, "cleanup", str(table)]
+    return [*argv, "--now", str(NOW), "--quiet"]
 
 
 def _visible(names: set[str]) -> set[str]:
@@ -67,8 +56,8 @@ def _assert_reads(
 def test_crash_after_compat_and_midway_through_deletion(
     delta_spark: SparkSession, cleanup_tables: CleanupTables, tmp_path: Path
 ) -> None:
-    """Kill the cleaner right after the compatibility checkpoint (nothing deleted yet), then again
-    after the 5th deletion. Deletion goes oldest version first, so the log is always one a smaller
+    """The cleaner stopped right after the compatibility checkpoint (nothing deleted yet), then after
+    the 5th deletion, where it is killed. Deletion goes oldest version first, so the log is always one a smaller
     cleanup would have left (CKPT-CLEAN-002 holds at every step): every version that still has its
     files reads as before — version 2 too, from its checkpoint — and a re-run finishes the job with
     the same result as an uninterrupted cleanup.
@@ -82,19 +71,19 @@ def test_crash_after_compat_and_midway_through_deletion(
     table = cleanup_tables.copy(tmp_path / "table").path
     before = log_files(table)
 
-    run = _cleanup_cli(table, "crash:cleanup:compat")
-    assert run.returncode == CRASH_EXIT_STATUS, run.stderr[-2000:]
-    now = log_files(table)
-    assert before <= now and now - before == {classic_checkpoint_name(6)}
-    _assert_reads(
-        delta_spark, table, cleaned, (2, 4, 6), "after a crash following the compatibility checkpoint"
-    )
+    def check(point: str) -> None:
+        if point == "cleanup:compat":
+            now = log_files(table)
+            assert before <= now and now - before == {classic_checkpoint_name(6)}, f"{table}: {sorted(now)}"
+            when = "stopped after the compatibility checkpoint"
+        else:
+            gone = before - log_files(table)
+            assert _visible(gone) == set(planned[:5]), "exactly the first five planned files, oldest first"
+            when = "stopped midway through deletion"
+        _assert_reads(delta_spark, table, cleaned, (2, 4, 6), when)
 
-    run = _cleanup_cli(table, "crash:cleanup:deleted:5")
-    assert run.returncode == CRASH_EXIT_STATUS, run.stderr[-2000:]
-    gone = before - log_files(table)
-    assert _visible(gone) == set(planned[:5]), "exactly the first five planned files, oldest first"
-    _assert_reads(delta_spark, table, cleaned, (2, 4, 6), "after a crash midway through deletion")
+    points = ["cleanup:compat", "cleanup:deleted:5"]
+    paused_then_killed(_cleanup_argv(table, ",".join(f"pause:{p}" for p in points)), points, check)
 
     result = cleanup(table, now_ms=NOW, spark=delta_spark)
     assert result.status == "done" and result.compat is not None and result.compat.action == "exists"
