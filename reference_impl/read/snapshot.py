@@ -236,7 +236,9 @@ class Snapshot:
 
 
 def _collect_dicts(df: DataFrame) -> list[dict[str, Any]]:
-    return [row.asDict(recursive=True) for row in df.toLocalIterator()]
+    """The rows as dicts, in one Spark job (``collect``: ``toLocalIterator`` runs one job per partition, and
+    every row ends up in the returned list either way)."""
+    return [row.asDict(recursive=True) for row in df.collect()]
 
 
 def _replay_non_file(
