@@ -7,7 +7,8 @@ The same code runs on a laptop and on a cluster; :func:`get_spark` honours:
   ``k=v`` pairs separated by newlines or ``;``. Extra conf wins over every default below.
 
 Defaults (:data:`BASE_CONF`, and :data:`LOCAL_CONF` in local mode): session time zone UTC, quiet
-logs (ERROR), no UI, few shuffle partitions so small tables are fast, and in local mode the JVM
+logs (ERROR), no UI, no session extensions from the classpath (MLlib's functions: ~1 s of start-up
+CPU, issue #12), few shuffle partitions so small tables are fast, and in local mode the JVM
 flags of :data:`SHORT_JOB_JAVA_OPTIONS` for the driver and for spark-submit's launcher JVM (a
 ``--conf spark.driver.extraJavaOptions=…`` replaces them for long jobs). With those default flags
 and a plain ``local``/``local[N]`` master, the driver also maps the class archive of
@@ -57,6 +58,11 @@ BASE_CONF: Mapping[str, str] = {
     "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
     "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
     "spark.sql.sources.partitionOverwriteMode": "static",
+    # Session extensions found on the classpath (ServiceLoader) are not loaded: in pyspark's jars that is
+    # only MLlib's SQL functions (vector_to_array, …), whose registration runs Scala reflection and
+    # ~1 s of a short command's JVM CPU (issue #12); the reference uses none of them. Extensions named
+    # in spark.sql.extensions are still applied.
+    "spark.sql.extensions.test.loadFromCp": "false",
 }
 #: JVM flags for short jobs (local mode): C1 only (no C2 JIT work) and the serial collector. Measured
 #: for issue #12 (``benchmarks/RESULTS.md``): most of a small command's CPU is JIT and GC threads.

@@ -8,7 +8,8 @@ it into later JVMs (``-XX:SharedArchiveFile``), parsed and verified already.
 :mod:`reference_impl.spark.session` maps it (local master only). This module holds the files:
 
 * :func:`archive_path`: ``<cache>/spark-cds/<key>.jsa``, the key hashing the ``java`` binary,
-  the pyspark version and its jars' names, sizes and times (a new Java or pyspark: a new archive).
+  the pyspark version and its jars' names, sizes and times, and the training workload's version
+  (a new Java, pyspark or workload: a new archive).
   The JVM checks the archive itself too (its build, the classpath, each jar's size and time) and
   runs without it on a mismatch — silently: its CDS log is off (:data:`USE_FLAGS`), as the JVM's
   warnings would go to stdout (``--json``).
@@ -35,6 +36,9 @@ from spec.cache import cache_dir
 #: Mapping the archive; its log off (a mismatch is not an error: the JVM runs without the archive).
 USE_FLAGS = "-Xshare:auto -Xlog:cds=off -Xlog:cds+dynamic=off"
 LOG4J_FILE = "log4j2.properties"
+#: The training workload's version (``scripts/build_class_archive.py``), part of the key: a workload
+#: that loads other classes (2: the commits' non-file lines reach Spark as Arrow) gets a new archive.
+WORKLOAD = "2"
 
 
 def _java() -> Path | None:
@@ -44,13 +48,14 @@ def _java() -> Path | None:
 
 
 def archive_key() -> str | None:
-    """A hash of the ``java`` binary and of pyspark's version and jars; ``None`` without Java or pyspark."""
+    """A hash of the ``java`` binary, of pyspark's version and jars and of :data:`WORKLOAD`; ``None``
+    without Java or pyspark."""
     java = _java()
     spec = importlib.util.find_spec("pyspark")
     if java is None or spec is None or spec.origin is None:
         return None
     stat = java.stat()
-    facts = [str(java), str(stat.st_size), str(stat.st_mtime_ns), metadata.version("pyspark")]
+    facts = [str(java), str(stat.st_size), str(stat.st_mtime_ns), metadata.version("pyspark"), WORKLOAD]
     for entry in sorted(os.scandir(Path(spec.origin).parent / "jars"), key=lambda e: e.name):
         jar = entry.stat()
         facts.append(f"{entry.name}:{jar.st_size}:{jar.st_mtime_ns}")
