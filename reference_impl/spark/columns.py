@@ -139,13 +139,37 @@ def canonical_path(path: Column, root: Location) -> Column:
         ),
     )
     encoded = F.concat(F.lit("/"), F.array_join(segments, "/"))
-    escaped = F.regexp_replace(F.regexp_replace(encoded, r"\+", "%2B"), r"%(?![0-9A-Fa-f]{2})", "%25")
     return F.concat(
         scheme,
         F.lit(":"),
         F.when(authority != "", F.concat(F.lit("//"), authority)).otherwise(F.lit("")),
-        F.url_decode(escaped),
+        _percent_decoded(encoded),
     )
+
+
+def _percent_decoded(text: Column) -> Column:
+    """Step 4 of :func:`canonical_path`: percent-decoded; a ``%`` without two hex digits, and ``+``, stay themselves."""
+    escaped = F.regexp_replace(F.regexp_replace(text, r"\+", "%2B"), r"%(?![0-9A-Fa-f]{2})", "%25")
+    return F.url_decode(escaped)
+
+
+def canonical_name(path: Column) -> Column:
+    """What follows the last ``/`` of :func:`canonical_path` of ``path`` (for any root), without
+    canonicalizing the path: its last segment, percent-decoded when it holds a ``%``. Null when
+    that cannot be told from the last segment alone (it is empty, ``.`` or ``..``, or the path is
+    ``scheme:name`` without a ``/`` or only an authority). Paths whose names are both non-null and differ have different
+    canonical paths: a cheap test before the canonical comparison."""
+    segment = F.substring_index(path, "/", -1)
+    name = F.when(segment.contains("%"), F.substring_index(_percent_decoded(segment), "/", -1)).otherwise(
+        segment
+    )
+    authority_only = r"^([A-Za-z][A-Za-z0-9+.\-]*:)?//[^/]*$"  # its last segment is an authority
+    unknown = (
+        segment.isin("", ".", "..")
+        | (~path.contains("/") & path.rlike(_SCHEME_RE))
+        | path.rlike(authority_only)
+    )
+    return F.when(unknown, F.lit(None).cast("string")).otherwise(name)
 
 
 def dv_unique_id(dv: Column) -> Column:

@@ -31,9 +31,11 @@ of every checkpoint written with ``incremental``:
 | :data:`SMALL_ROWS_TAG` | rows below which a sidecar is small |
 | :data:`MAX_SMALL_TAG` | ``max_small_sidecars`` |
 
-The base sidecars are read once, only their identity columns and counts (one scan, no shuffle
-of the state): their rows, adds, removes and oldest tombstone per file are the re-check of every
-reused sidecar before anything is written; the rows written are read back as any sidecar's.
+The base sidecars are read only for their identity columns (no shuffle of the state): rows, adds,
+removes and oldest tombstone per file — the re-check of every reused sidecar before anything is
+written — and which files hold a touched identity, where only rows whose last path segment
+(:func:`~reference_impl.spark.columns.canonical_name`) a touched file shares are canonicalized and
+compared. The rows written are read back as any sidecar's.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from reference_impl.log.naming import SIDECAR_DIR
 from reference_impl.read.commits import read_commits
 from reference_impl.read.sidecars import ResolvedSidecar
 from reference_impl.read.snapshot import file_identity, reconcile_commits, unexpired
+from reference_impl.spark.columns import canonical_name
 from reference_impl.write.hint import schema_json
 from reference_impl.write.result import FileRole, WrittenFile
 from reference_impl.write.rows import PartialState
@@ -58,6 +61,7 @@ if TYPE_CHECKING:
     from pyspark.sql import types as T
 
     from reference_impl.read.snapshot import Snapshot
+    from reference_impl.storage import Location
 
 LAYOUT_TAG = "delta-ckpt.layout"
 LAYOUT = "append-v1"  # hash-path-v1/-v2 bucketed by a hash of the path: an append dirtied every bucket
@@ -153,13 +157,14 @@ def plan_partial(
         return "the base sidecars have another Parquet schema"
     cutoff = snap.now_ms - snap.properties.deleted_file_retention_ms
     commits = read_commits(spark, snap.storage, snap.listing.log_dir, snap.segment.commits)
-    identity = list(file_identity(snap.table))
     if commits is None:
         changed = snap.state_df.limit(0)
         touched = spark.createDataFrame([], "_path string, _dv string")
     else:
         changed = reconcile_commits(commits, snap.table, cutoff)
-        touched = commits.where(F.col("add").isNotNull() | F.col("remove").isNotNull()).select(*identity)
+        touched = commits.where(F.col("add").isNotNull() | F.col("remove").isNotNull()).select(
+            *file_identity(snap.table)
+        )
         touched = touched.distinct()
     scanned = _scan(spark, snap, list(base.sidecars), schema, touched)
     decision = decide(scanned, cutoff, small_rows(actions_per_sidecar), max_small)
@@ -168,11 +173,9 @@ def plan_partial(
     carried = None
     if decision.rewritten:
         uris = [s.resolved.path.spark_uri() for s in scanned if s.resolved.name in decision.rewritten]
-        rows = spark.read.schema(schema).parquet(*uris).select("add", "remove", *identity)
+        rows = _base_rows(spark, uris, schema, whole=True)
         carried = (
-            rows.join(F.broadcast(touched), on=_same_identity(rows, touched), how="left_anti")
-            .where(unexpired(cutoff))
-            .select("add", "remove")
+            _touched(rows, touched, snap.table, keep=True).where(unexpired(cutoff)).select("add", "remove")
         )
     reused = [s.as_reused() for s in decision.reused]
     return PartialState(reused, changed, carried), decision
@@ -191,29 +194,17 @@ def _scan(
     touched: DataFrame,
 ) -> list[BaseSidecar]:
     """Per base sidecar: rows, adds, removes, oldest tombstone and whether a commit touched one of
-    its identities — one scan of the identity columns, the touched identities broadcast."""
-    rows = spark.read.schema(schema).parquet(*[s.path.spark_uri() for s in sidecars])
-    keyed = rows.select(
-        F.col("_metadata.file_name").alias("_name"),
-        F.col("add.path").alias("_add"),
-        F.col("remove.path").alias("_remove"),
-        F.col("remove.deletionTimestamp").alias("_deleted"),
-        *file_identity(snap.table),
+    its identities — two scans of the identity columns, the touched identities broadcast."""
+    keyed = _base_rows(spark, [s.path.spark_uri() for s in sidecars], schema, whole=False)
+    counts = keyed.groupBy("_name").agg(
+        F.count(F.lit(1)).alias("rows"),
+        F.count("add").alias("adds"),
+        F.count("remove").alias("removes"),
+        F.min("remove.deletionTimestamp").alias("oldest"),
     )
-    hits = touched.withColumn("_hit", F.lit(1))
-    joined = keyed.join(F.broadcast(hits), on=_same_identity(keyed, hits), how="left")
-    found = {
-        r["_name"]: r
-        for r in joined.groupBy("_name")
-        .agg(
-            F.count(F.lit(1)).alias("rows"),
-            F.count("_add").alias("adds"),
-            F.count("_remove").alias("removes"),
-            F.min("_deleted").alias("oldest"),
-            F.max("_hit").alias("hit"),
-        )
-        .collect()
-    }
+    found = {r["_name"]: r for r in counts.collect()}
+    touched_rows = _touched(keyed, touched, snap.table, keep=False)
+    hit = {r["_name"] for r in touched_rows.select("_name").distinct().collect()}
     out = []
     for sidecar in sidecars:
         row = found.get(sidecar.name)
@@ -221,13 +212,48 @@ def _scan(
             out.append(BaseSidecar(sidecar, 0, 0, 0, None, False))
         else:
             oldest = None if row["oldest"] is None else int(row["oldest"])
-            touched_it = row["hit"] is not None
-            out.append(
-                BaseSidecar(
-                    sidecar, int(row["rows"]), int(row["adds"]), int(row["removes"]), oldest, touched_it
-                )
-            )
+            counted = (int(row["rows"]), int(row["adds"]), int(row["removes"]))
+            out.append(BaseSidecar(sidecar, *counted, oldest, sidecar.name in hit))
     return out
+
+
+def _base_rows(spark: SparkSession, uris: list[str], schema: T.StructType, *, whole: bool) -> DataFrame:
+    """Rows of base sidecars with their file name (``_name``) and :func:`canonical_name` (``_key``);
+    unless ``whole``, only the fields the scan needs (Parquet reads only those columns)."""
+    rows = spark.read.schema(schema).parquet(*uris)
+    add, remove = F.col("add"), F.col("remove")
+    if not whole:
+        fields = {
+            "add": ("path", "deletionVector"),
+            "remove": ("path", "deletionVector", "deletionTimestamp"),
+        }
+        add, remove = (
+            F.when(F.col(f"{c}.path").isNotNull(), F.struct(*[F.col(f"{c}.{f}").alias(f) for f in names]))
+            for c, names in fields.items()
+        )
+    key = canonical_name(F.coalesce(F.col("add.path"), F.col("remove.path")))
+    return rows.select(
+        F.col("_metadata.file_name").alias("_name"),
+        add.alias("add"),
+        remove.alias("remove"),
+        key.alias("_key"),
+    )
+
+
+def _touched(keyed: DataFrame, touched: DataFrame, root: Location, *, keep: bool) -> DataFrame:
+    """The rows of ``keyed`` (:func:`_base_rows`) whose identity is in ``touched`` (``keep``: those
+    whose identity is not). Rows whose canonical name no touched file has cannot match: only the
+    others are canonicalized and joined by identity."""
+    names = F.broadcast(touched.select(F.substring_index("_path", "/", -1).alias("_key")).distinct())
+    maybe = keyed.join(names, "_key", "left_semi").unionByName(keyed.where(F.col("_key").isNull()))
+    maybe = maybe.select(*keyed.columns, *file_identity(root))
+    how = "left_anti" if keep else "left_semi"
+    found = maybe.join(F.broadcast(touched), on=_same_identity(maybe, touched), how=how).select(
+        *keyed.columns
+    )
+    if not keep:
+        return found
+    return keyed.where(F.col("_key").isNotNull()).join(names, "_key", "left_anti").unionByName(found)
 
 
 def _same_schema(recorded: str | None, wanted: Any) -> bool:

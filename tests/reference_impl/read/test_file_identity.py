@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from reference_impl.spark.columns import canonical_path
+from reference_impl.spark.columns import canonical_name, canonical_path
 from reference_impl.storage import Location
 from spec.requirements import SPEC_DIR
 
@@ -25,7 +25,9 @@ PATHS = json.loads((SPEC_DIR / "vectors" / "file_paths.json").read_text(encoding
 @pytest.mark.spark
 @pytest.mark.requirement("CKPT-CONTENT-014", "CKPT-CONTENT-003")
 def test_canonical_path_vectors(spark: SparkSession) -> None:
-    """The Spark expression gives every vector's canonical form, in one job over all spellings.
+    """The Spark expression gives every vector's canonical form, in one job over all spellings; the
+    cheap ``canonical_name`` (the incremental writer's pre-test) is null or what follows the last
+    ``/`` of that form, so it never tells two spellings of one file apart.
 
     Spec: CKPT-CONTENT-014
     > An implementation MUST compute file identity from the canonical form of `path`.
@@ -35,11 +37,21 @@ def test_canonical_path_vectors(spark: SparkSession) -> None:
     vectors = PATHS["vectors"]
     frame = spark.createDataFrame([(v["path"],) for v in vectors], "path string")
     root = Location.parse(PATHS["root"])
-    rows = frame.select("path", canonical_path(F.col("path"), root).alias("canonical")).collect()
+    rows = frame.select(
+        "path",
+        canonical_path(F.col("path"), root).alias("canonical"),
+        canonical_name(F.col("path")).alias("name"),
+    ).collect()
     seen = {r["path"]: r["canonical"] for r in rows}
+    named = {r["path"]: r["name"] for r in rows}
     wrong = [
         f"{v['path']!r} ({v['case']}): {seen[v['path']]!r}, expected {v['canonical']!r}"
         for v in vectors
         if seen[v["path"]] != v["canonical"]
+    ]
+    wrong += [
+        f"{v['path']!r} ({v['case']}): canonical_name {named[v['path']]!r}, canonical form {v['canonical']!r}"
+        for v in vectors
+        if named[v["path"]] not in (None, v["canonical"].rsplit("/", 1)[-1])
     ]
     assert not wrong, "spec/vectors/file_paths.json, root " + PATHS["root"] + ":\n" + "\n".join(wrong)
