@@ -1,8 +1,9 @@
 """The reference implementation (``reference_impl``) as a conformance adapter: reader, writer, cleaner.
 
 The only module of the suite that imports ``reference_impl`` (``tests/test_boundaries.py``).
-Writer profiles map to :class:`~reference_impl.write.options.CheckpointOptions`; sidecar
-profiles use two file actions per sidecar so that the suite's small tables get several sidecars,
+Writer profiles map to :class:`~reference_impl.write.options.CheckpointOptions` (``v2-incremental``
+first writes a checkpoint of the previous version, so the version's checkpoint reuses its sidecars:
+spec §12.1, ``CKPT-INC-001``); sidecar profiles use two file actions per sidecar so that the suite's small tables get several sidecars,
 and more on large tables so that no checkpoint has more than
 :data:`~conformance.adapter.MAX_CHECKPOINT_FILES` sidecars.
 """
@@ -24,6 +25,7 @@ from conformance.adapter import (
 from reference_impl import __version__
 from reference_impl.cleanup.cleaner import cleanup
 from reference_impl.errors import CheckpointError
+from reference_impl.log.features import check_writer_features
 from reference_impl.read.snapshot import read_snapshot
 from reference_impl.spark.session import get_spark
 from reference_impl.write.options import CheckpointOptions
@@ -39,6 +41,9 @@ _OPTIONS: dict[str, CheckpointOptions] = {
     "v2-parquet": CheckpointOptions(spec=_V2, top_level_format=_PARQUET, actions_per_sidecar=2),
     "v2-classic": CheckpointOptions(spec=_V2, naming=CheckpointNaming.CLASSIC, actions_per_sidecar=2),
     "v2-inline": CheckpointOptions(spec=_V2, top_level_format=_JSON, sidecars=False),
+    "v2-incremental": CheckpointOptions(
+        spec=_V2, top_level_format=_JSON, actions_per_sidecar=2, incremental=True
+    ),
 }
 
 _UUID, _CLASSIC = CheckpointNaming.UUID, CheckpointNaming.CLASSIC
@@ -73,6 +78,16 @@ PROFILES = (
         needs_v2_table=True,
     ),
     WriterProfile(
+        "v2-incremental",
+        f"--incremental: a checkpoint of the previous version, then the version's, listing the first's "
+        f"sidecars no commit since touched again; UUID-named JSON top-level file, {_SIDECARS}",
+        _V2,
+        _UUID,
+        _JSON,
+        True,
+        needs_v2_table=True,
+    ),
+    WriterProfile(
         "v2-inline",
         "UUID-named JSON top-level file with every file action inline",
         _V2,
@@ -91,6 +106,18 @@ def _options(table: Path, profile: str, version: int | None) -> CheckpointOption
     state = read_snapshot(get_spark(), table, version=version).table_state()
     needed = math.ceil((len(state.files) + len(state.tombstones)) / MAX_CHECKPOINT_FILES)
     return dataclasses.replace(options, actions_per_sidecar=max(options.actions_per_sidecar, needed))
+
+
+def _previous_version(table: Path, version: int | None) -> int | None:
+    """The version before ``version`` (default: the latest) when its commit file is in the log."""
+    log = table / "_delta_log"
+    if version is None:
+        commits = [
+            int(p.name[:20]) for p in log.glob("*.json") if p.name[:20].isdigit() and len(p.name) == 25
+        ]
+        version = max(commits, default=0)
+    previous = version - 1
+    return previous if previous >= 0 and (log / f"{previous:020d}.json").is_file() else None
 
 
 class ReferenceImplementation:
@@ -117,7 +144,14 @@ class ReferenceImplementation:
 
     def write_checkpoint(self, table: Path, *, profile: str, version: int | None = None) -> None:
         try:
-            write_checkpoint(table, version, _options(table, profile, version), spark=get_spark())
+            options = _options(table, profile, version)
+            base = _previous_version(table, version) if options.incremental else None
+            if base is not None:  # the checkpoint whose sidecars the version's checkpoint reuses
+                # nothing is written when the version's checkpoint would be refused (CKPT-WRITE-010)
+                protocol = read_snapshot(get_spark(), table, version=version).protocol
+                check_writer_features(protocol, str(table / "_delta_log"), role="writer")
+                write_checkpoint(table, base, options, spark=get_spark())
+            write_checkpoint(table, version, options, spark=get_spark())
         except CheckpointError as exc:
             raise AdapterError(exc.code, str(exc)) from exc
 
