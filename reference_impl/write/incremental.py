@@ -165,7 +165,9 @@ def plan_partial(
         touched = commits.where(F.col("add").isNotNull() | F.col("remove").isNotNull()).select(
             *file_identity(snap.table)
         )
-        touched = touched.distinct()
+        # Few (the change): computed once (an eager local checkpoint), so each join that broadcasts
+        # them reads these rows instead of reading and canonicalizing the commits again.
+        touched = touched.distinct().localCheckpoint()
     scanned = _scan(spark, snap, list(base.sidecars), schema, touched)
     decision = decide(scanned, cutoff, small_rows(actions_per_sidecar), max_small)
     if not decision.reused:

@@ -37,8 +37,17 @@ from conformance.tables.builder import (
     write_commit,
     write_log,
 )
+from reference_impl.read.sidecars import ResolvedSidecar
 from reference_impl.read.snapshot import read_snapshot
-from reference_impl.write.incremental import LAYOUT, LAYOUT_TAG, MAX_SMALL_TAG, SMALL_ROWS_TAG
+from reference_impl.storage import Location
+from reference_impl.write.incremental import (
+    LAYOUT,
+    LAYOUT_TAG,
+    MAX_SMALL_TAG,
+    SMALL_ROWS_TAG,
+    BaseSidecar,
+    decide,
+)
 from reference_impl.write.options import CheckpointOptions
 from reference_impl.write.result import CheckpointResult
 from reference_impl.write.writer import write_checkpoint
@@ -71,19 +80,10 @@ def _build(table: Path) -> Path:
 
 
 def _write(
-    table: Path,
-    version: int,
-    now_ms: int,
-    spark: SparkSession,
-    per_sidecar: int = PER_SIDECAR,
-    max_small: int = 8,
+    table: Path, version: int, now_ms: int, spark: SparkSession, per_sidecar: int = PER_SIDECAR
 ) -> CheckpointResult:
     options = CheckpointOptions(
-        spec=CheckpointSpec.V2,
-        incremental=True,
-        actions_per_sidecar=per_sidecar,
-        now_ms=now_ms,
-        max_small_sidecars=max_small,
+        spec=CheckpointSpec.V2, incremental=True, actions_per_sidecar=per_sidecar, now_ms=now_ms
     )
     return write_checkpoint(table, version, options, spark=spark)
 
@@ -192,10 +192,10 @@ def _sidecar_files(table: Path) -> set[str]:
     return {p.name for p in folder.iterdir() if p.suffix == ".parquet"} if folder.is_dir() else set()
 
 
-def _step(table: Path, version: int, spark: SparkSession, **kwargs: Any) -> tuple[CheckpointResult, set[str]]:
+def _step(table: Path, version: int, spark: SparkSession) -> tuple[CheckpointResult, set[str]]:
     """An incremental checkpoint of ``version`` and the sidecar files it added to ``_sidecars``."""
     before = _sidecar_files(table)
-    result = _write(table, version, NOW_A, spark, per_sidecar=8, **kwargs)
+    result = _write(table, version, NOW_A, spark, per_sidecar=8)
     added = _sidecar_files(table) - before
     new = {s.base_name for s in result.sidecars if not s.kept_existing}
     assert added == new, (
@@ -208,9 +208,8 @@ def _step(table: Path, version: int, spark: SparkSession, **kwargs: Any) -> tupl
 @pytest.mark.requirement("CKPT-INC-003", "CKPT-INC-002")
 def test_incremental_checkpoint_writes_only_what_changed(spark: SparkSession, tmp_path: Path) -> None:
     """16 files (A: two sidecars of 8), then: an append (B writes one sidecar with the new file and
-    rewrites no old one), a remove (C rewrites only the sidecar holding the file), another append
-    with at most one small sidecar reused (D merges B's one-file sidecar into its new one); D's
-    sidecars hold each file the commits leave once.
+    rewrites no old one), a remove (C rewrites only the sidecar holding the file); C's sidecars hold
+    each file the commits leave once.
 
     Spec: CKPT-INC-003
     "A writer that lists sidecars of an earlier checkpoint SHOULD record in the new checkpoint's
@@ -254,23 +253,47 @@ def test_incremental_checkpoint_writes_only_what_changed(spark: SparkSession, tm
         f"{table}: f-03 was in {holder}; C lists {sorted(c_all)}, wrote {sorted(c_new)}"
     )
 
-    write_commit(table, 4, [commit_info(), add("new-2.parquet", size=901)])
-    d, d_new = _step(table, 4, spark, max_small=1)
-    d_all = {s.base_name for s in d.sidecars}
-    assert len(d_new) == 1 and d_all == (c_all - b_new) | d_new, (
-        f"{table}: D lists {sorted(d_all)}, wrote {sorted(d_new)}; B's small sidecar is {b_new}"
-    )
-    merged = [r[kind_of(r)]["path"] for n in d_new for r in rows_of(log_dir(table) / "_sidecars" / n)]
-    assert sorted(merged) == ["new-1.parquet", "new-2.parquet"], f"{table}: D's new sidecar holds {merged}"
-
     held = [
-        (kind_of(r), r[kind_of(r)]["path"]) for n in d_all for r in rows_of(log_dir(table) / "_sidecars" / n)
+        (kind_of(r), r[kind_of(r)]["path"]) for n in c_all for r in rows_of(log_dir(table) / "_sidecars" / n)
     ]
     want = {("add", f"f-{i:02d}.parquet") for i in range(16) if i != 3}
-    want |= {("add", "new-1.parquet"), ("add", "new-2.parquet"), ("remove", "f-03.parquet")}
+    want |= {("add", "new-1.parquet"), ("remove", "f-03.parquet")}
     assert sorted(held) == sorted(want), (
-        f"{table}: D's sidecars hold {sorted(held)}, the commits leave {sorted(want)}"
+        f"{table}: C's sidecars hold {sorted(held)}, the commits leave {sorted(want)}"
     )
+
+
+def _base(name: str, rows: int, *, oldest: int | None = None, touched: bool = False) -> BaseSidecar:
+    resolved = ResolvedSidecar({"path": name}, Location.parse(f"/t/_delta_log/_sidecars/{name}"))
+    return BaseSidecar(resolved, rows, rows, 0, oldest, touched)
+
+
+@pytest.mark.requirement("CKPT-INC-002")
+def test_which_base_sidecars_are_rewritten() -> None:
+    """A touched sidecar, one with an expired tombstone and an empty one are rewritten, the others
+    reused; once ``max_small`` small ones (below ``small`` rows) would be reused, all of those are
+    rewritten too (compaction), and the big ones stay.
+
+    Spec: CKPT-INC-002
+    "A writer MUST list a sidecar file written for an earlier checkpoint only when, for every logical
+    file that has an action in that sidecar, the action is the one the new checkpoint's state holds
+    for that file …"
+    """
+    sidecars = [
+        _base("big", 100),
+        _base("touched", 100, touched=True),
+        _base("expired", 100, oldest=1_000),
+        _base("fresh", 100, oldest=1_001),
+        _base("empty", 0),
+        _base("small-1", 3),
+        _base("small-2", 3),
+    ]
+    kept = decide(sidecars, cutoff_ms=1_000, small=10, max_small=3)
+    assert [s.resolved.name for s in kept.reused] == ["big", "fresh", "small-1", "small-2"], kept
+    assert kept.rewritten == {"touched": "touched", "expired": "expired", "empty": "empty"}, kept
+    merged = decide(sidecars, cutoff_ms=1_000, small=10, max_small=2)
+    assert [s.resolved.name for s in merged.reused] == ["big", "fresh"], merged
+    assert {k for k, v in merged.rewritten.items() if v == "compacted"} == {"small-1", "small-2"}, merged
 
 
 def _agree(want: TableState, got: TableState, label: str, table: Path) -> None:
