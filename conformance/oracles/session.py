@@ -40,6 +40,9 @@ BASE_CONF: Mapping[str, str] = {
     "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
     "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
     "spark.sql.sources.partitionOverwriteMode": "static",
+    # No session extensions from the classpath (MLlib's functions: ~1 s of start-up CPU); Delta's
+    # extension is named in spark.sql.extensions (DELTA_CONF) and still applies.
+    "spark.sql.extensions.test.loadFromCp": "false",
 }
 #: JVM flags for short jobs (local mode): C1 only (no C2 JIT work) and the serial collector. Measured
 #: for issue #12 (``benchmarks/RESULTS.md``): most of a small command's CPU is JIT and GC threads.
