@@ -642,8 +642,10 @@ def test_delta_spark_cleans_only_with_a_hint(
 @pytest.mark.requirement("CKPT-CLEAN-003")
 def test_in_commit_timestamps_date_the_commits(delta_spark: SparkSession, tmp_path: Path) -> None:
     """A delta-spark table with in-commit timestamps (written now), checkpoint at 3, whose files of versions
-    0-3 were given modification times 40 days old; retention 3 days. We date commits by their in-commit
-    timestamps, which are newer than the cutoff, and delete nothing (spec §18.1 step 2, D17).
+    0-3 were given modification times about 40 days old (one second apart, increasing with the version);
+    retention 3 days. We date commits by their in-commit timestamps, which are newer than the cutoff, and
+    delete nothing (spec §18.1 step 2). delta-spark, on a copy, dates them by modification time and deletes
+    versions 0-2 (D17): the test fails if either side changes.
 
     Spec: CKPT-CLEAN-003
     "A cleaner MUST NOT delete any commit file whose timestamp, as defined in …, is later than the
@@ -664,8 +666,17 @@ def test_in_commit_timestamps_date_the_commits(delta_spark: SparkSession, tmp_pa
     for file in (path / "_delta_log").iterdir():
         head = file.name.lstrip(".").split(".")[0]
         if file.is_file() and head.isdigit() and int(head) <= 3:
-            os.utime(file, ns=(old, old))
+            stamp = old + int(head) * 1_000_000_000
+            os.utime(file, ns=(stamp, stamp))
+    copy = tmp_path / "ict-delta-spark"
+    shutil.copytree(path, copy)  # copytree keeps the modification times (copy2)
     before = log_files(path, hidden=False)
     result = cleanup(path, now_ms=now, spark=delta_spark)
     assert log_files(path, hidden=False) == before, f"{path}: deleted {[d.name for d in result.deleted]}"
     assert result.cutoff_commit is None, result.cutoff_commit
+    delta_spark_cleanup(delta_spark, str(copy), now)
+    deleted = before - log_files(copy, hidden=False)
+    expected = {name for name in before if name.split(".")[0].isdigit() and int(name.split(".")[0]) <= 2}
+    assert expected and deleted == expected, (
+        f"{copy}: delta-spark deleted {sorted(deleted)}, D17 expects {sorted(expected)}"
+    )
