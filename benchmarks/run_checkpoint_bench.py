@@ -454,7 +454,7 @@ def environment() -> dict[str, str]:
         return (proc.stdout + proc.stderr).strip()
 
     from conformance.oracles.delta_jars import DELTA_VERSION
-    from reference_impl.spark.session import SHORT_JOB_JAVA_OPTIONS
+    from spec.spark_conf import SHORT_JOB_JAVA_OPTIONS
 
     return {
         "nproc": run(["nproc"]),

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from spec.spark_conf import ENV_CONF, ENV_MASTER, conf_from_env, encode_env_conf, parse_conf_pairs
 from spec.table_state import TableState
 
 #: ``--workers auto``: one test process per CPU, at most this many (each may run a Spark JVM).
@@ -190,21 +191,20 @@ def workers(requested: int, args: argparse.Namespace) -> int:
     return count
 
 
-def run_spark_conf(current: str, flags: Sequence[str] = ()) -> str:
-    """``DELTA_CKPT_SPARK_CONF`` for the run: the entries of ``current``, then the global ``--conf`` ``flags``
-    (``k=v``; a later entry wins), then each :data:`RUN_SPARK_CONF` entry that neither sets."""
-    entries = [e for e in [*current.replace(";", "\n").splitlines(), *flags] if e.strip()]
-    keys = {entry.partition("=")[0].strip() for entry in entries}
-    return "\n".join([*entries, *(f"{k}={v}" for k, v in RUN_SPARK_CONF.items() if k not in keys)])
+def run_spark_conf(environ: Mapping[str, str], flags: Sequence[str] = ()) -> str:
+    """``DELTA_CKPT_SPARK_CONF`` for the run, JSON (:func:`spec.spark_conf.encode_env_conf`, so a value may
+    hold ``;`` or a newline): the entries of ``environ``'s, then the global ``--conf`` ``flags`` (``k=v``; a
+    later entry wins), then each :data:`RUN_SPARK_CONF` entry that neither sets."""
+    conf = conf_from_env(environ)
+    conf.update(parse_conf_pairs(flags, source="--conf"))
+    return encode_env_conf({**conf, **{k: v for k, v in RUN_SPARK_CONF.items() if k not in conf}})
 
 
 def run_spark_environment(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[str, str]:
     """The Spark settings of the run's sessions (every worker's, whichever adapter starts it), as the
     environment variables the sessions read: the global ``--master`` and ``--conf`` flags over
     ``DELTA_CKPT_SPARK_MASTER`` and ``DELTA_CKPT_SPARK_CONF``, plus :data:`RUN_SPARK_CONF`."""
-    from conformance.oracles.session import ENV_CONF, ENV_MASTER
-
-    out = {ENV_CONF: run_spark_conf(environ.get(ENV_CONF, ""), args.conf)}
+    out = {ENV_CONF: run_spark_conf(environ, args.conf)}
     if args.master:
         out[ENV_MASTER] = args.master
     return out

@@ -86,9 +86,10 @@ def train(work: Path, partial: Path) -> None:
     from pyspark.sql import SparkSession
 
     from reference_impl.read.snapshot import read_snapshot
-    from reference_impl.spark.session import LOCAL_CONF, SPARK_CONF_DIR, SparkSettings, session_conf
+    from reference_impl.spark.session import SparkSettings, session_conf
     from reference_impl.write.options import CheckpointOptions
     from reference_impl.write.writer import write_checkpoint
+    from spec.spark_conf import LOCAL_CONF, SPARK_CONF_DIR
     from spec.vocabulary import CheckpointSpec
 
     dump = f"{class_archive.log4j_flag(SPARK_CONF_DIR)} -XX:ArchiveClassesAtExit={partial}"

@@ -15,9 +15,10 @@ Modules:
 | :mod:`spec.requirements` | the requirement index: ``checkpoints.md`` → ``requirements.json``, and loading it |
 | :mod:`spec.schemas` | the JSON Schemas of ``spec/schemas/``, with a validator that resolves their cross-references |
 | :mod:`spec.cache` | not a rule: where the project caches what it builds or downloads (``$DELTA_CKPT_CACHE``), the one neutral home for both sides |
+| :mod:`spec.spark_conf` | not a rule: the Spark defaults, settings variables and session environment both sides' sessions start with (one copy) |
 
 Data (next to the modules): ``checkpoints.md``, ``requirements.json``, ``schemas/``,
-``schema-tests/``, and ``vectors/`` — the checksum test vectors of §15.2 and the file-name vectors
+``schema-tests/``, ``spark-conf/`` (the sessions' quiet ``log4j2.properties``), and ``vectors/`` — the checksum test vectors of §15.2 and the file-name vectors
 of §4, which the reference implementation's own parsers and the conformance suite's own decoders
 are both tested against (each side keeps its own code; the spec keeps the truth as text and data).
 """

@@ -87,23 +87,27 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_installed_wheel_carries_its_data_and_one_version(installed: Path, tmp_path: Path) -> None:
-    """spec, schemas, expectations and every golden table come from the wheel; --version is the package's."""
+    """spec, schemas, the sessions' log4j file, expectations and every golden table come from the wheel;
+    --version is the package's."""
     probe = (
         "import json, conformance, fixtures, spec\n"
         "from conformance.expectations import DEFAULT_DIR\n"
         "from fixtures import FIXTURES_DIR\n"
         "from spec.requirements import REQUIREMENTS_JSON\n"
         "from spec.schemas import SCHEMA_DIR\n"
+        "from spec.spark_conf import SPARK_CONF_DIR\n"
         "files = sorted(str(p.relative_to(FIXTURES_DIR)) for p in FIXTURES_DIR.rglob('*') if p.is_file()"
         " and p.relative_to(FIXTURES_DIR).parts[0] in ('valid', 'invalid', 'foreign'))\n"
         "print(json.dumps({'modules': [m.__file__ for m in (conformance, fixtures, spec)],"
-        " 'requirements': REQUIREMENTS_JSON.is_file(), 'schemas': len(list(SCHEMA_DIR.rglob('*.schema.json'))),"
+        " 'requirements': REQUIREMENTS_JSON.is_file(), 'log4j': (SPARK_CONF_DIR / 'log4j2.properties').is_file(),"
+        " 'schemas': len(list(SCHEMA_DIR.rglob('*.schema.json'))),"
         " 'expectations': sorted(p.name for p in DEFAULT_DIR.glob('*.yaml')), 'fixtures': files}))\n"
     )
     result = _run([str(installed / "python"), "-c", probe], cwd=tmp_path)
     found = json.loads(result.stdout)
     venv = str(installed.parent)
     assert all(path.startswith(venv) for path in found["modules"]), found["modules"]
+    assert found["log4j"], "the wheel lacks spec/spark-conf/log4j2.properties (the sessions' quiet logging)"
     assert found["requirements"] and found["schemas"] == len(
         list((ROOT / "spec" / "schemas").rglob("*.schema.json"))
     )

@@ -6,72 +6,41 @@ by the reference implementation, which runs on Spark's built-in sources alone
 
 A JVM holds one SparkContext, so a process gets one session, and whichever side starts it decides
 its classpath: :func:`get_delta_spark` refuses a running session without delta-spark's classes.
-So that a session either side starts serves both, the oracle starts Spark with the same defaults
-as the reference (:data:`BASE_CONF`, :data:`LOCAL_CONF`, the same ``log4j2.properties``) and
-honours the same settings: master from ``DELTA_CKPT_SPARK_MASTER`` (default ``local[2]``), extra
-conf from ``DELTA_CKPT_SPARK_CONF`` (``k=v`` pairs separated by newlines or ``;``).
-``tests/conformance/test_oracle_session.py`` keeps the two copies of those defaults equal.
+So that a session either side starts serves both, the oracle starts Spark with the reference's
+defaults and environment, from their one neutral copy :mod:`spec.spark_conf` (``BASE_CONF``,
+``LOCAL_CONF``, the same ``log4j2.properties`` and ``SPARK_CONF_DIR`` choice), and honours the same
+settings: master from ``DELTA_CKPT_SPARK_MASTER`` (default ``local[2]``), extra conf from
+``DELTA_CKPT_SPARK_CONF`` (:func:`spec.spark_conf.conf_from_env`), both under the ``master`` and
+``conf`` arguments.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from conformance.oracles.delta_jars import DeltaJarsUnavailable, cached_s3a_jars, resolve_delta_jars
+from spec.spark_conf import (
+    BASE_CONF,
+    DEFAULT_MASTER,
+    ENV_MASTER,
+    LOCAL_CONF,
+    conf_from_env,
+    parse_conf_pairs,
+    session_environment,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-ENV_MASTER = "DELTA_CKPT_SPARK_MASTER"
-ENV_CONF = "DELTA_CKPT_SPARK_CONF"
-DEFAULT_MASTER = "local[2]"
-SPARK_CONF_DIR = Path(str(resources.files("conformance.oracles") / "spark-conf"))
-
-BASE_CONF: Mapping[str, str] = {
-    "spark.sql.session.timeZone": "UTC",
-    "spark.ui.enabled": "false",
-    "spark.ui.showConsoleProgress": "false",
-    "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
-    "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
-    "spark.sql.sources.partitionOverwriteMode": "static",
-    # No session extensions from the classpath (MLlib's functions: ~1 s of start-up CPU); Delta's
-    # extension is named in spark.sql.extensions (DELTA_CONF) and still applies.
-    "spark.sql.extensions.test.loadFromCp": "false",
-}
-#: JVM flags for short jobs (local mode): C1 only (no C2 JIT work) and the serial collector. Measured
-#: for issue #12 (``benchmarks/RESULTS.md``): most of a small command's CPU is JIT and GC threads.
-SHORT_JOB_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
-LOCAL_CONF: Mapping[str, str] = {
-    "spark.driver.extraJavaOptions": f"-Duser.timezone=UTC {SHORT_JOB_JAVA_OPTIONS}",
-    "spark.sql.shuffle.partitions": "2",
-    "spark.default.parallelism": "2",
-    "spark.driver.memory": "4g",
-    "spark.sql.adaptive.coalescePartitions.enabled": "false",
-}
 DELTA_CONF: Mapping[str, str] = {
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
     "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
 }
 DELTA_LOCAL_CONF: Mapping[str, str] = {"spark.databricks.delta.snapshotPartitions": "2"}
-
-
-def _conf_pairs(items: Iterable[str], source: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for raw in items:
-        item = raw.strip()
-        if not item:
-            continue
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"Spark conf entry {item!r} from {source} is not of the form key=value")
-        out[key.strip()] = value.strip()
-    return out
 
 
 def has_delta_classes(spark: SparkSession) -> bool:
@@ -106,9 +75,22 @@ def get_delta_spark(master: str | None = None, conf: Iterable[str] = ()) -> Spar
     # The S3A connector too when setup resolved it (``env --resolve-jars``), so delta-spark reads s3a:// tables.
     jars = [*resolve_delta_jars(), *(cached_s3a_jars() or [])]
     master = master or os.environ.get(ENV_MASTER) or DEFAULT_MASTER
+    settings = delta_session_conf(master, conf, jars)
+    builder = SparkSession.builder.master(master).appName("delta-checkpoint-conformance")
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def delta_session_conf(master: str, conf: Iterable[str], jars: Iterable[Path]) -> dict[str, str]:
+    """The Spark conf of a new Delta session on ``master`` with the extra ``conf`` (``k=v``, over
+    ``$DELTA_CKPT_SPARK_CONF``) and ``jars``, and its environment set for the JVM to come, as the
+    reference's session sets it (:func:`spec.spark_conf.session_environment`); no JVM is started here."""
     local = master.startswith("local")
-    extra = _conf_pairs(os.environ.get(ENV_CONF, "").replace(";", "\n").splitlines(), ENV_CONF)
-    extra.update(_conf_pairs(conf, "--conf"))
+    extra = conf_from_env()
+    extra.update(parse_conf_pairs(conf, source="--conf"))
     settings = {
         **BASE_CONF,
         **(LOCAL_CONF if local else {}),
@@ -117,17 +99,8 @@ def get_delta_spark(master: str | None = None, conf: Iterable[str] = ()) -> Spar
         "spark.jars": ",".join(str(j) for j in jars),
         **extra,
     }
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    os.environ.setdefault("SPARK_CONF_DIR", str(SPARK_CONF_DIR))
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    if LOCAL_CONF["spark.driver.extraJavaOptions"] == settings.get("spark.driver.extraJavaOptions"):
-        os.environ.setdefault("SPARK_LAUNCHER_OPTS", SHORT_JOB_JAVA_OPTIONS)  # spark-submit's own JVM
-    builder = SparkSession.builder.master(master).appName("delta-checkpoint-conformance")
-    for key, value in settings.items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
+    session_environment(settings)
+    return settings
 
 
 @contextmanager

@@ -3,13 +3,15 @@
 The same code runs on a laptop and on a cluster; :func:`get_spark` honours:
 
 * master: ``--master`` CLI flag, else ``DELTA_CKPT_SPARK_MASTER``, else ``local[2]``;
-* extra conf: ``--conf k=v`` CLI flags (repeatable), else ``DELTA_CKPT_SPARK_CONF`` holding
-  ``k=v`` pairs separated by newlines or ``;``. Extra conf wins over every default below.
+* extra conf: ``--conf k=v`` CLI flags (repeatable), over ``DELTA_CKPT_SPARK_CONF`` holding a JSON
+  object of strings or ``k=v`` pairs separated by newlines or ``;``
+  (:func:`spec.spark_conf.conf_from_env`). Extra conf wins over every default below.
 
-Defaults (:data:`BASE_CONF`, and :data:`LOCAL_CONF` in local mode): session time zone UTC, quiet
+Defaults (:data:`~spec.spark_conf.BASE_CONF`, and :data:`~spec.spark_conf.LOCAL_CONF` in local mode;
+one copy in :mod:`spec.spark_conf`, which the oracle's session starts with too): session time zone UTC, quiet
 logs (ERROR), no UI, no session extensions from the classpath (MLlib's functions: ~1 s of start-up
 CPU, issue #12), few shuffle partitions so small tables are fast, and in local mode the JVM
-flags of :data:`SHORT_JOB_JAVA_OPTIONS` for the driver and for spark-submit's launcher JVM (a
+flags of :data:`~spec.spark_conf.SHORT_JOB_JAVA_OPTIONS` for the driver and for spark-submit's launcher JVM (a
 ``--conf spark.driver.extraJavaOptions=…`` replaces them for long jobs). With those default flags
 and a plain ``local``/``local[N]`` master, the driver also maps the class archive of
 :mod:`reference_impl.storage.class_archive` when the cache holds one for this Java and pyspark
@@ -38,42 +40,22 @@ from typing import TYPE_CHECKING
 from reference_impl.errors import InvalidOption
 from reference_impl.storage import Location, SessionSource, Storage, class_archive
 from reference_impl.storage.connectors import require_spark_connector
+from spec.spark_conf import (
+    BASE_CONF,
+    DEFAULT_MASTER,
+    ENV_MASTER,
+    LOCAL_CONF,
+    ConfError,
+    conf_from_env,
+    parse_conf_pairs,
+    session_environment,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-ENV_MASTER = "DELTA_CKPT_SPARK_MASTER"
-ENV_CONF = "DELTA_CKPT_SPARK_CONF"
-DEFAULT_MASTER = "local[2]"
 #: Masters whose driver is the only JVM (not ``local-cluster[...]``): these may use the class archive.
 LOCAL_MASTER = re.compile(r"local(\[[^\]]*\])?")
-
-#: Holds our quiet ``log4j2.properties``.
-SPARK_CONF_DIR = Path(__file__).resolve().parents[1] / "resources" / "spark-conf"
-
-BASE_CONF: Mapping[str, str] = {
-    "spark.sql.session.timeZone": "UTC",
-    "spark.ui.enabled": "false",
-    "spark.ui.showConsoleProgress": "false",
-    "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
-    "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
-    "spark.sql.sources.partitionOverwriteMode": "static",
-    # Session extensions found on the classpath (ServiceLoader) are not loaded: in pyspark's jars that is
-    # only MLlib's SQL functions (vector_to_array, …), whose registration runs Scala reflection and
-    # ~1 s of a short command's JVM CPU (issue #12); the reference uses none of them. Extensions named
-    # in spark.sql.extensions are still applied.
-    "spark.sql.extensions.test.loadFromCp": "false",
-}
-#: JVM flags for short jobs (local mode): C1 only (no C2 JIT work) and the serial collector. Measured
-#: for issue #12 (``benchmarks/RESULTS.md``): most of a small command's CPU is JIT and GC threads.
-SHORT_JOB_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
-LOCAL_CONF: Mapping[str, str] = {
-    "spark.driver.extraJavaOptions": f"-Duser.timezone=UTC {SHORT_JOB_JAVA_OPTIONS}",
-    "spark.sql.shuffle.partitions": "2",
-    "spark.default.parallelism": "2",
-    "spark.driver.memory": "4g",
-    "spark.sql.adaptive.coalescePartitions.enabled": "false",
-}
 
 
 @dataclass(frozen=True)
@@ -89,25 +71,14 @@ class SparkSettings:
         return self.master.startswith("local")
 
 
-def parse_conf_pairs(pairs: Iterable[str], *, source: str) -> dict[str, str]:
-    """Parse ``k=v`` strings; an item without ``=`` is an :class:`InvalidOption` naming ``source``."""
-    out: dict[str, str] = {}
-    for raw in pairs:
-        item = raw.strip()
-        if not item:
-            continue
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise InvalidOption(f"Spark conf entry {item!r} from {source} is not of the form key=value")
-        out[key.strip()] = value.strip()
-    return out
-
-
 def settings_from_env(master: str | None = None, conf: Iterable[str] = ()) -> SparkSettings:
-    """Combine CLI values (which win) with the environment variables and defaults."""
-    env_conf_text = os.environ.get(ENV_CONF, "")
-    merged = parse_conf_pairs(env_conf_text.replace(";", "\n").splitlines(), source=ENV_CONF)
-    merged.update(parse_conf_pairs(conf, source="--conf"))
+    """Combine CLI values (which win) with the environment variables and defaults; a malformed entry is
+    an :class:`InvalidOption` naming where it came from."""
+    try:
+        merged = conf_from_env()
+        merged.update(parse_conf_pairs(conf, source="--conf"))
+    except ConfError as exc:
+        raise InvalidOption(str(exc)) from exc
     return SparkSettings(master=master or os.environ.get(ENV_MASTER) or DEFAULT_MASTER, conf=merged)
 
 
@@ -130,37 +101,20 @@ def get_spark(settings: SparkSettings | None = None) -> SparkSession:
 
 def session_conf(settings: SparkSettings) -> dict[str, str]:
     """The Spark conf of a new session with ``settings``, and its environment set for the JVM to come
-    (``SPARK_CONF_DIR``, ``SPARK_LAUNCHER_OPTS``, …); no JVM is started here."""
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    (:func:`spec.spark_conf.session_environment`, the oracle's too); no JVM is started here."""
     conf = {**BASE_CONF, **(LOCAL_CONF if settings.is_local else {}), **settings.conf}
-    conf_dir = _spark_conf_dir()
+    conf_dir = session_environment(conf)
     if LOCAL_CONF["spark.driver.extraJavaOptions"] == conf.get("spark.driver.extraJavaOptions"):
-        os.environ.setdefault("SPARK_LAUNCHER_OPTS", SHORT_JOB_JAVA_OPTIONS)  # spark-submit's own JVM
         archived = _class_archive_options(settings, conf_dir)
         if archived is not None:
             conf["spark.driver.extraJavaOptions"] += f" {archived}"
     return conf
 
 
-def _spark_conf_dir() -> Path:
-    """The ``SPARK_CONF_DIR`` of a new session, set in the environment: the user's, else ours.
-
-    Never the class archive's empty directory that an earlier session of this process (one that
-    mapped the archive, now stopped) left there: a session that does not map the archive would log
-    at Spark's default level without our ``log4j2.properties``.
-    """
-    conf_dir = Path(os.environ.get("SPARK_CONF_DIR") or SPARK_CONF_DIR)
-    if conf_dir == class_archive.empty_conf_dir(create=False):
-        conf_dir = SPARK_CONF_DIR
-    os.environ["SPARK_CONF_DIR"] = str(conf_dir)
-    return conf_dir
-
-
 def _class_archive_options(settings: SparkSettings, conf_dir: Path) -> str | None:
     """The driver flags of the class archive (:mod:`~reference_impl.storage.class_archive`), or ``None``.
 
-    Only for a plain local master and a ``conf_dir`` (:func:`_spark_conf_dir`) that holds nothing
+    Only for a plain local master and a ``conf_dir`` (:func:`~spec.spark_conf.session_environment`) that holds nothing
     but ``log4j2.properties``: that file then goes to log4j by a system property and
     ``SPARK_CONF_DIR`` becomes the archive's empty directory (the JVM maps the archive only with an
     empty directory first on the classpath). The caller asks only with the default driver flags.

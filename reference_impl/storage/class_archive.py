@@ -31,7 +31,7 @@ import shutil
 from importlib import metadata
 from pathlib import Path
 
-from spec.cache import cache_dir
+from spec.spark_conf import class_archive_conf_dir
 
 #: Mapping the archive; its log off (a mismatch is not an error: the JVM runs without the archive).
 USE_FLAGS = "-Xshare:auto -Xlog:cds=off -Xlog:cds+dynamic=off"
@@ -63,7 +63,7 @@ def archive_key() -> str | None:
 
 
 def archive_dir() -> Path:
-    return cache_dir() / "spark-cds"
+    return class_archive_conf_dir().parent
 
 
 def archive_path() -> Path | None:
@@ -72,8 +72,9 @@ def archive_path() -> Path | None:
 
 
 def empty_conf_dir(*, create: bool = True) -> Path:
-    """The ``SPARK_CONF_DIR`` of a session with the archive: an empty directory."""
-    path = archive_dir() / "empty-conf"
+    """The ``SPARK_CONF_DIR`` of a session with the archive: an empty directory (its name is
+    :func:`spec.spark_conf.class_archive_conf_dir`, which every new session of this project refuses)."""
+    path = class_archive_conf_dir()
     if create:
         path.mkdir(parents=True, exist_ok=True)
     return path

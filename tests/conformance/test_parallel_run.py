@@ -25,10 +25,10 @@ from typing import Any
 import pytest
 
 from conformance.cli import MAX_AUTO_WORKERS, RUN_SPARK_CONF, run_spark_conf, run_spark_environment, workers
-from conformance.oracles.session import ENV_CONF, ENV_MASTER
 from conformance.plugin import xdist_group
 from reference_impl.cli.main import build_parser
 from reference_impl.spark.session import settings_from_env
+from spec.spark_conf import ENV_CONF, ENV_MASTER, conf_from_env
 
 pytest_plugins = ["pytester"]
 
@@ -135,29 +135,36 @@ def test_run_sessions_skip_whole_stage_codegen_unless_the_user_sets_it() -> None
     """``conformance run`` hands its workers ``spark.sql.codegen.wholeStage=false`` in ``DELTA_CKPT_SPARK_CONF``,
     after the user's own entries, and leaves a key the user set as the user set it."""
     assert RUN_SPARK_CONF == {"spark.sql.codegen.wholeStage": "false"}, RUN_SPARK_CONF
-    assert run_spark_conf("") == "spark.sql.codegen.wholeStage=false"
-    mixed = run_spark_conf("spark.sql.shuffle.partitions=4;spark.ui.enabled=false")
-    assert (
-        mixed == "spark.sql.shuffle.partitions=4\nspark.ui.enabled=false\nspark.sql.codegen.wholeStage=false"
-    ), mixed
-    mine = "spark.sql.codegen.wholeStage = true"
-    assert run_spark_conf(mine) == mine, run_spark_conf(mine)
+    assert json.loads(run_spark_conf({})) == RUN_SPARK_CONF
+    mixed = json.loads(run_spark_conf({ENV_CONF: "spark.sql.shuffle.partitions=4;spark.ui.enabled=false"}))
+    assert mixed == {
+        "spark.sql.shuffle.partitions": "4", "spark.ui.enabled": "false", "spark.sql.codegen.wholeStage": "false",
+    }, mixed  # fmt: skip
+    mine = json.loads(run_spark_conf({ENV_CONF: "spark.sql.codegen.wholeStage = true"}))
+    assert mine == {"spark.sql.codegen.wholeStage": "true"}, mine
 
 
 def test_global_master_and_conf_reach_every_session_of_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
     """``delta-ckpt --master M --conf K=V conformance run``: the global flags go to the run's sessions (every
-    worker's, started by whichever adapter) through the variables the sessions read, over the environment's."""
+    worker's, started by whichever adapter) through the variables the sessions read, over the environment's;
+    a value holding ``;`` or a newline reaches them whole (the variable is JSON)."""
     args = build_parser().parse_args(
-        ["--master", "local[1]", "--conf", "spark.ui.enabled=true", "--conf", "a.b=c=d", "conformance", "run"]
-    )
+        ["--master", "local[1]", "--conf", "spark.ui.enabled=true", "--conf", "a.b=c=d",
+         "--conf", "j.opts=-Da=1;-Db=2", "--conf", "multi.line=one\ntwo", "conformance", "run"]
+    )  # fmt: skip
     environ = {ENV_MASTER: "local[3]", ENV_CONF: "spark.ui.enabled=false;x.y=1"}
     env = run_spark_environment(args, environ)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    settings = settings_from_env()  # what a worker's session is started with
+    settings = settings_from_env()  # what a worker's reference session is started with
     assert settings.master == "local[1]", env
     assert settings.conf == {
-        "spark.ui.enabled": "true", "x.y": "1", "a.b": "c=d", "spark.sql.codegen.wholeStage": "false",
+        "spark.ui.enabled": "true", "x.y": "1", "a.b": "c=d", "j.opts": "-Da=1;-Db=2", "multi.line": "one\ntwo",
+        "spark.sql.codegen.wholeStage": "false",
     }, env  # fmt: skip
+    assert conf_from_env() == settings.conf, env  # what a worker's Delta session reads
     plain = run_spark_environment(build_parser().parse_args(["conformance", "run"]), environ)
-    assert plain == {ENV_CONF: "spark.ui.enabled=false\nx.y=1\nspark.sql.codegen.wholeStage=false"}, plain
+    assert list(plain) == [ENV_CONF], plain
+    assert json.loads(plain[ENV_CONF]) == {
+        "spark.ui.enabled": "false", "x.y": "1", "spark.sql.codegen.wholeStage": "false",
+    }, plain  # fmt: skip

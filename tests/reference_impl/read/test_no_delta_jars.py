@@ -22,7 +22,7 @@ from pyspark.sql import SparkSession
 from conformance.oracles.session import has_delta_classes
 from conformance.tables.real_writers import shared_cache
 from reference_impl.read.snapshot import read_snapshot
-from reference_impl.spark.session import ENV_CONF, ENV_MASTER
+from spec.spark_conf import ENV_CONF, ENV_MASTER
 from spec.table_state import TableState
 from tests.support import REPO_ROOT
 

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from reference_impl.spark.session import LOCAL_CONF, SPARK_CONF_DIR, SparkSettings, session_conf
+from reference_impl.spark.session import SparkSettings, session_conf
 from reference_impl.storage import class_archive
 from spec.cache import ENV_CACHE
+from spec.spark_conf import LOCAL_CONF, SPARK_CONF_DIR
 
 
 @pytest.fixture
