@@ -72,7 +72,8 @@ expectations: a YAML file (or a directory of <implementation>.yaml files) listin
   tests an implementation cannot run (skip) and tests it is known to fail (xfail, strict: a pass
   fails the run). Patterns match whole test ids: * any characters, ? one, everything else literally
   ([ too). With --strict-expectations (the default) an entry that matches no collected test is an
-  error; -k and --shapes narrow what runs, not what entries are checked against.
+  error; -k and --shapes narrow what runs, not what entries are checked against, and with --fixtures
+  an entry for a bundled fixture left out is not stale.
 
 exit status: 0 when nothing failed at the --fail-on level (default must: a failed MUST requirement,
   a known failure that now passes, or an error; should: also failed SHOULDs; never), 1 when

@@ -21,7 +21,8 @@ needs a reason; with ``--strict-expectations`` an entry that matches no collecte
 (it would silently hide a regression after a rename) — unless the test functions it names were
 collected but the implementation takes part in none of them (a writer entry, inherited by a reader-only
 program, cannot apply). Matching happens before ``-k`` and ``--ckpt-shapes``
-deselect, so narrowing a run keeps the check meaningful and never makes an entry stale.
+deselect, so narrowing a run keeps the check meaningful and never makes an entry stale; nor does a
+``--fixtures-dir`` that leaves bundled fixtures out (an entry for one of them is not stale).
 
 Where files come from (:func:`load_all`): ``conformance/expectations/`` for the bundled
 implementations, then every ``--expectations FILE|DIR`` in order — a file for an implementation

@@ -601,15 +601,39 @@ def _prepare_items(config: pytest.Config, items: list[pytest.Item]) -> None:
             named = {f for p in patterns for f in functions if glob(p.split("[", 1)[0]).match(f)}
             return not named or bool(named & taking_part.get(implementation, set()))
 
+        left_out = _left_out_fixture_nodeids(config, items)
         stale = [
             f"{e.implementation}: {entry.kind} {entry.patterns}"
             for e in state.expectations.values()
             for entry in e.unused()
             if applies(e.implementation, entry.patterns)
+            and not any(entry.matches(nodeid) for nodeid in left_out.get(e.implementation, ()))
             and e.implementation not in state.get_registry().cross_writers  # not under test here
         ]
         if stale:
             raise pytest.UsageError("expectation entries that match no test:\n  " + "\n  ".join(stale))
+
+
+def _left_out_fixture_nodeids(config: pytest.Config, items: list[pytest.Item]) -> dict[str, set[str]]:
+    """Per implementation, the node ids its fixture tests would have with the bundled fixtures that a
+    ``--fixtures-dir`` (a subset, or a directory of one's own) leaves out: an expectation entry for one of
+    those is not stale — strictness applies to the selected fixtures only. Empty with the bundled fixtures."""
+    directory = fixtures_dir(config)
+    if directory.resolve() == DEFAULT_FIXTURES.resolve():
+        return {}
+    selected = {case.id for case in fixture_expectations(directory)}
+    others = [case.id for case in fixture_expectations(DEFAULT_FIXTURES) if case.id not in selected]
+    templates: dict[str, set[tuple[str, str]]] = {}  # implementation -> (node id before, after the case id)
+    for item in items:
+        case = getattr(getattr(item, "callspec", None), "params", {}).get("fixture_expectation")
+        if isinstance(case, FixtureExpectation):
+            head, _, tail = item.nodeid.rpartition(case.id)
+            for implementation in _involved(item):
+                templates.setdefault(implementation, set()).add((head, tail))
+    return {
+        impl: {head + case + tail for head, tail in pairs for case in others}
+        for impl, pairs in templates.items()
+    }
 
 
 def _deselect_shapes(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -206,6 +206,33 @@ def test_strict_expectations_hold_under_k(
     result.assert_outcomes(passed=1, deselected=1)
 
 
+@pytest.mark.parametrize(
+    ("fixture", "stale"), [("valid/multipart_2", False), ("valid/no_such_fixture", True)]
+)
+def test_strict_expectations_hold_for_the_selected_fixtures_only(
+    pytester: pytest.Pytester, one_case: Path, tmp_path: Path, fixture: str, stale: bool
+) -> None:
+    """``--fixtures-dir`` with a subset of the bundled fixtures (here one): an entry for a bundled fixture
+    left out is not stale, so the run goes on; one for a fixture that exists nowhere still is."""
+    expectations = tmp_path / "fake.yaml"
+    expectations.write_text(
+        "implementation: fake\nxfail:\n  - reason: 'an entry for one fixture'\n"
+        f"    tests: ['*test_reader_fixture[fake-{fixture}|*]']\n"
+    )
+    result = _run(
+        pytester,
+        one_case,
+        "--strict-expectations",
+        "--collect-only",
+        expectations=expectations,
+        in_process=True,
+    )
+    report = result.stdout.str() + result.stderr.str()
+    assert ("expectation entries that match no test" in report) == stale, f"{fixture}: {report[-2000:]}"
+    expected = pytest.ExitCode.USAGE_ERROR if stale else pytest.ExitCode.OK
+    assert result.ret == expected, f"{fixture}: exit {result.ret}, expected {expected}: {report[-2000:]}"
+
+
 def test_strict_expectations_hold_under_shapes(pytester: pytest.Pytester, tmp_path: Path) -> None:
     """--ckpt-shapes, like -k, narrows what runs, not what entries are checked against: an entry for a test
     of a shape left out is used, so the narrowed run goes on, with that shape's tests deselected."""
