@@ -11,7 +11,10 @@ checkpoint with four actions a sidecar, ``--json`` — through :func:`checkpoint
   check, lets the command go on to the next point, and at the last one kills its whole process
   group (the Python driver and Spark's JVM) with ``SIGKILL``: nothing of the writer runs after that
   point, no ``finally`` block, no JVM shutdown hook. While the command waits at a point, nothing of
-  it runs either: the store holds exactly what a kill there would leave.
+  it runs either: the store holds exactly what a kill there would leave. The last point may be
+  :data:`UPLOAD_HELD` instead of a pause: the command is stopped in the middle of an upload by a
+  proxy in front of the store (:mod:`tests.support.servers.hold_proxy`), which sets an event when
+  it holds the upload; the command is killed there, its upload's connection open mid-body.
 
 The process runs from the repository root (a paused one in its own session, i.e. process group),
 with ``local[2]`` unless the arguments name a master (``--master``).
@@ -24,15 +27,19 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import IO
 
 from tests.support import REPO_ROOT
 from tests.support.faults import PAUSED
 from tests.support.servers.processes import first_line
 
 TIMEOUT_S = 900.0
+#: The point "an upload is held mid-body by the proxy" (reported by an event, not by the command).
+UPLOAD_HELD = "upload-held"
 
 
 def checkpoint_argv(
@@ -64,12 +71,27 @@ def run_checkpoint(argv: Sequence[str], *, cwd: Path = REPO_ROOT) -> subprocess.
     )
 
 
-def paused_then_killed(argv: Sequence[str], points: Sequence[str], at_each: Callable[[str], None]) -> None:
+def _drain(stream: IO[bytes]) -> None:
+    """Read ``stream`` to its end (so that the command never blocks on a full pipe)."""
+    with contextlib.suppress(OSError, ValueError):
+        for _ in stream:
+            pass
+
+
+def paused_then_killed(
+    argv: Sequence[str],
+    points: Sequence[str],
+    at_each: Callable[[str], None],
+    *,
+    held: threading.Event | None = None,
+) -> None:
     """Run ``argv`` (made with ``fault="pause:P1,pause:P2,…"`` for ``points``) through each pause, then ``SIGKILL`` its group.
 
     At each point, in order, ``at_each(point)`` runs while the command waits there; then the command
     goes on (a line on its stdin), except after the last point, where its process group is killed.
-    Fails with the command's exit status if it ends, or pauses elsewhere, first.
+    The last point may be :data:`UPLOAD_HELD`, reached when ``held`` is set (the command is not
+    paused by a fault directive but stuck in an upload the proxy holds). Fails with the command's
+    exit status if it ends, or pauses elsewhere, first.
     """
     proc = subprocess.Popen(
         argv,
@@ -85,6 +107,15 @@ def paused_then_killed(argv: Sequence[str], points: Sequence[str], at_each: Call
     deadline = time.monotonic() + TIMEOUT_S
     try:
         for index, point in enumerate(points):
+            if point == UPLOAD_HELD:
+                assert held is not None and index == len(points) - 1, (
+                    f"{points}: {point} only last, with an event"
+                )
+                threading.Thread(target=_drain, args=(proc.stderr,), daemon=True).start()
+                reached = held.wait(max(0.0, deadline - time.monotonic()))
+                assert reached and proc.poll() is None, f"{command}…: exit {proc.poll()}, no upload held"
+                at_each(point)
+                break
             try:
                 line = first_line(proc.stderr, PAUSED, deadline)
             except RuntimeError:

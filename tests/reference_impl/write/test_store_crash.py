@@ -22,6 +22,23 @@ MiniDFSCluster — on a 7-commit ``v2Checkpoint`` table:
    from before; before the top-level point no checkpoint and no ``_last_checkpoint`` exist. (One
    process, not one a point: each start of the command and its JVM costs about 20 s of the test
    suite's budget.)
+
+   On S3 a first run is killed earlier, in the middle of an upload (:data:`KILLS`): the command
+   talks to the server through a proxy (:mod:`tests.support.servers.hold_proxy`) that forwards the
+   first half of the first staged sidecar's ``PUT`` body and then holds it; while it is held, and
+   after the ``SIGKILL``, nothing new is visible and both readers report the state from before;
+   no object exists at the held key (the server drops an upload whose connection closes mid-body)
+   and no multipart upload was started, so none is left open (a small table's sidecars are one
+   ``PUT`` each; larger ones and what is left open then: ``spec/checkpoints.md`` §19.4). The next
+   run (the paused one) starts from that state.
+
+   HDFS has no such run: the client learns the DataNode's address from the NameNode and streams
+   packets to it over Hadoop's data-transfer protocol, so a proxy could hold a write only if the
+   MiniDFSCluster launcher advertised the proxy's address, and pausing the executor's output
+   stream instead needs a fault hook inside Spark's Parquet writer; neither exists, and no other
+   way stops the write at a known byte. A kill there leaves an unfinished file under its hidden
+   staging name (nothing is written at a final name on HDFS: ``partial_writes_visible``), which no
+   reader lists; it is not shown here.
 2. Two writers of one classic-named V2 checkpoint and a cleaner race on the same table
    (:class:`RacersAt`): when the first writer has published its sidecars and not yet its top-level
    file (the moment its sidecars are referenced by nothing), the second writer runs to the end,
@@ -32,8 +49,11 @@ MiniDFSCluster — on a 7-commit ``v2Checkpoint`` table:
    table validates, and both readers read the state from before (ours from the killed run's
    UUID-named file, ``CKPT-READ-004``).
 3. A cleanup after the retention period deletes every sidecar no top-level file references — the
-   first writer's, left by the race — and keeps every referenced one. (The hidden staging prefix of
-   the killed run stays: no reader lists it, and the cleaner never enters a directory.)
+   first writer's, left by the race — and keeps every referenced one. What is left of the killed
+   runs' hidden staging prefixes (``_delta_log/.delta-ckpt-staging-<uuid>/``: on S3 the files of
+   finished task attempts and S3A's directory markers) stays, unchanged, and is reported as kept:
+   no reader lists it, and the cleaner never enters a directory nor deletes a file of a kind it
+   does not know (``CKPT-CLEAN-007``).
 
 (Create-if-absent itself, eight threads at once on one name, exactly one winner:
 ``tests/reference_impl/storage/test_object_store.py``.)
@@ -66,11 +86,16 @@ from reference_impl.write.writer import write_checkpoint
 from spec.table_state import TableState
 from spec.vocabulary import CheckpointNaming, CheckpointSpec
 from tests.reference_impl.write.helpers import small_v2_table
-from tests.support.cli_runs import checkpoint_argv, paused_then_killed
+from tests.support.cli_runs import UPLOAD_HELD, checkpoint_argv, paused_then_killed
+from tests.support.servers.hold_proxy import holding_proxy
 
 POINTS = ("sidecar:1", "sidecars", "top-level")
+#: The hidden prefix under ``_delta_log`` where the writer's executors stage files (``reference_impl.write.staging``).
+STAGING = ".delta-ckpt-staging-"
 DAY_MS = 86_400_000
 STORES = ("s3", "hdfs")
+#: The killed runs of each store, in order: the points each one stops at, killed at the last.
+KILLS = {"s3": ((UPLOAD_HELD,), POINTS), "hdfs": (POINTS,)}
 
 
 @dataclass(frozen=True)
@@ -93,6 +118,17 @@ class Store:
         local = small_v2_table(tmp_path / "table")
         for file in sorted((local / "_delta_log").iterdir()):
             self.storage.write_new(self.root / "_delta_log" / file.name, file.read_bytes())
+
+    def staged(self) -> list[str]:
+        """Every object under the writer's hidden staging prefixes in ``_delta_log`` (relative keys)."""
+        log = self.root / "_delta_log"
+        out: list[str] = []
+        todo = [d for d in self.storage.list_subdirs(log) if d.startswith(STAGING)]
+        while todo:
+            directory = todo.pop()
+            out += [f"{directory}/{f.name}" for f in self.storage.list_dir(log / directory)]
+            todo += [f"{directory}/{d}" for d in self.storage.list_subdirs(log / directory)]
+        return sorted(out)
 
     def listing(self) -> dict[str, int]:
         """Visible files of ``_delta_log`` and ``_delta_log/_sidecars`` (relative names) and their mtimes."""
@@ -177,11 +213,11 @@ class RacersAt:
 @pytest.mark.spark
 @pytest.mark.delta_spark
 @pytest.mark.deltalake
-@pytest.mark.requirement("CKPT-WRITE-004", "CKPT-WRITE-008", "CKPT-CLEAN-013")
+@pytest.mark.requirement("CKPT-WRITE-004", "CKPT-WRITE-008", "CKPT-CLEAN-013", "CKPT-CLEAN-007")
 def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_keep_the_table_whole(
     store: Store, tmp_path: Path
 ) -> None:
-    """SIGKILLed after each publication point: the previous state everywhere; then two writers and a cleaner race.
+    """SIGKILLed mid-upload (S3) and after each publication point: the previous state everywhere; then a race.
 
     Spec: CKPT-WRITE-004
     "A writer MUST finish writing every sidecar file before the top-level file that references it
@@ -195,6 +231,11 @@ def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_
     Spec: CKPT-CLEAN-013
     "A cleaner MUST NOT delete a sidecar file that a classic-named or UUID-named checkpoint
     remaining after the cleanup references"
+
+    Spec: CKPT-CLEAN-007
+    "A cleaner MUST NOT delete `_last_checkpoint`, any file outside `_delta_log/`, or any file in
+    `_delta_log/` other than commit, checkpoint, checksum and log compaction files, staged commits
+    and sidecar files."
     """
     root = store.root
     store.upload_small_table(tmp_path)
@@ -207,7 +248,10 @@ def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_
         new = [n for n in names if n not in commits and not n.startswith("_sidecars/")]
         sidecars = [n for n in names if n.startswith("_sidecars/")]
         where = f"{root} (writer waiting at {point})"
-        assert sidecars, f"{where}: no sidecar published"
+        if point == UPLOAD_HELD:
+            assert sidecars == [], f"{where}: sidecars {sidecars}"
+        else:
+            assert sidecars, f"{where}: no sidecar published"
         assert point != "sidecar:1" or len(sidecars) == 1, f"{where}: sidecars {sidecars}"
         if point == "top-level":
             assert len(new) == 1 and ".checkpoint." in new[0], f"{where}: new files {new}"
@@ -224,14 +268,20 @@ def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_
         )
         at_last_point[:] = names
 
-    argv = checkpoint_argv(
-        root.uri,
-        fault=",".join(f"pause:{point}" for point in POINTS),
-        global_args=store.cli_args,
-        storage_options=store.options,
-    )
-    paused_then_killed(argv, POINTS, check)
-    assert sorted(store.listing()) == at_last_point, f"{root}: the kill changed the listing"
+    for points in KILLS[store.name]:
+        if points == (UPLOAD_HELD,):
+            killed_mid_upload(store, check)
+        else:
+            argv = checkpoint_argv(
+                root.uri,
+                fault=",".join(f"pause:{point}" for point in points),
+                global_args=store.cli_args,
+                storage_options=store.options,
+            )
+            paused_then_killed(argv, points, check)
+        assert sorted(store.listing()) == at_last_point, (
+            f"{root}: the kill at {points[-1]} changed the listing"
+        )
     killed_top = [n for n in at_last_point if n not in commits and not n.startswith("_sidecars/")]
 
     classic = CheckpointOptions(
@@ -270,11 +320,46 @@ def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_
         cross_before, cross, context=f"{root} after the race: cross-reader", ignore=unavailable_fields(cross)
     )
 
+    staged = store.staged()  # the killed runs' staging: what of it the kill left
     now = max(store.listing().values()) + 31 * DAY_MS  # past the default 30-day retention
     cleaned = cleanup(root.uri, now_ms=now, spark=store.spark, storage_options=store.options)
+    assert store.staged() == staged, f"{root}: cleanup ({cleaned.status}) changed the killed runs' staging"
+    reported = {d.name for d in cleaned.kept}
+    assert {n.split("/")[0] + "/" for n in staged} <= reported, (
+        f"{root}: staging not reported as kept: {reported}"
+    )
     left = set(store.listing())
     assert not orphans & left, (
         f"{root}: cleanup left the orphans {sorted(orphans & left)} ({cleaned.status}: {cleaned.message})"
     )
     assert needed <= left, f"{root}: cleanup deleted a referenced file: left {sorted(left)}"
     assert store.ours().files == ours_before.files, f"{root}: files differ after cleanup"
+
+
+def sidecar_upload(method: str, target: str) -> bool:
+    """An executor's upload of a staged sidecar (a server-side copy has no body and is never held)."""
+    path = target.split("?")[0]
+    return STAGING in path and "-sidecars/" in path and path.endswith(".parquet")
+
+
+def killed_mid_upload(store: Store, check: Callable[[str], None]) -> None:
+    """Run the checkpoint command through a proxy that holds its first sidecar upload; ``check``, then kill it.
+
+    Afterwards no object exists at the held upload's key, and no multipart upload was started (so
+    none is left open): the sidecars of a small table are uploaded in one ``PUT`` each.
+    """
+    root = store.root
+    with holding_proxy(store.options["AWS_ENDPOINT_URL"], sidecar_upload) as proxy:
+        argv = checkpoint_argv(
+            root.uri,
+            global_args=store.cli_args,
+            storage_options=store.options | {"AWS_ENDPOINT_URL": proxy.endpoint},
+        )
+        paused_then_killed(argv, (UPLOAD_HELD,), check, held=proxy.held)
+    held = proxy.held_request.split(" ")[1].split("?")[0]
+    log_key = f"/{root.authority}/{root.key.strip('/')}/_delta_log/"
+    assert held.startswith(log_key + STAGING), f"{root}: held {held}"
+    staged = store.staged()
+    assert held.removeprefix(log_key) not in staged, f"{root}: the half-sent upload is an object: {staged}"
+    multipart = [r for r in proxy.requests if "uploads" in r.partition("?")[2]]
+    assert multipart == [], f"{root}: multipart uploads started (and left open): {multipart}"

@@ -1,0 +1,159 @@
+"""A TCP proxy in front of an HTTP server that holds one upload mid-body: a writer killed while it uploads.
+
+Spec: ``spec/checkpoints.md`` §17.3 Atomicity, §19.4 Stores. The crash tests on S3
+(``tests/reference_impl/write/test_store_crash.py``) point the writer at this proxy instead of the
+S3 gateway. The proxy forwards every byte both ways, and parses only the client's HTTP/1.1 requests
+(request line, headers, a ``Content-Length`` or chunked body) to find the one to hold: the first
+upload (``PUT``/``POST`` with a body) whose target the test's ``matches`` accepts. Of that request
+it forwards the headers and the first half of the body (at most ``after_bytes``), then forwards
+nothing more from that connection and sets :attr:`HoldingProxy.held` — the upload is in progress
+and stays so, deterministically, until the test kills the writer. When the client's side of a
+connection closes (the writer killed), the proxy closes the server's side: the server sees the
+upload's connection drop mid-body, as it would without the proxy.
+
+Every request line seen is recorded (:attr:`HoldingProxy.requests`), so a test can say, for
+instance, that no multipart upload was started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from tests.support.servers.processes import LOOPBACK
+
+#: How long the proxy waits for its event loop to start or stop.
+START_TIMEOUT_S = 30.0
+
+
+@dataclass
+class HoldingProxy:
+    """A running proxy: its ``http://`` endpoint, the request lines it saw, and the held upload."""
+
+    endpoint: str
+    requests: list[str] = field(default_factory=list)
+    #: Set when the upload is held; :attr:`held_request` is its request line.
+    held: threading.Event = field(default_factory=threading.Event)
+    held_request: str = ""
+
+
+async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Copy bytes from ``reader`` to ``writer`` until end of input, then close ``writer``."""
+    with contextlib.suppress(ConnectionError, OSError):
+        while data := await reader.read(65536):
+            writer.write(data)
+            await writer.drain()
+    with contextlib.suppress(ConnectionError, OSError):
+        writer.close()
+
+
+async def _body(reader: asyncio.StreamReader, headers: dict[str, str]) -> list[bytes]:
+    """The body of a request, as the pieces it came in (chunk framing kept), read from ``reader``."""
+    if headers.get("transfer-encoding", "").lower() == "chunked":
+        pieces = []
+        while True:
+            size_line = await reader.readuntil(b"\r\n")
+            size = int(size_line.split(b";")[0], 16)
+            pieces.append(size_line)
+            if size == 0:
+                while (line := await reader.readuntil(b"\r\n")) != b"\r\n":  # trailers
+                    pieces.append(line)
+                return [*pieces, b"\r\n"]
+            pieces.append(await reader.readexactly(size + 2))
+    length = int(headers.get("content-length", "0"))
+    return [await reader.readexactly(length)] if length else []
+
+
+def _hold_after(pieces: list[bytes], after_bytes: int) -> bytes:
+    """The bytes forwarded of a held body: the first half, at most ``after_bytes``."""
+    data = b"".join(pieces)
+    return data[: max(1, min(after_bytes, len(data) // 2))]
+
+
+async def _requests(
+    proxy: HoldingProxy,
+    client: asyncio.StreamReader,
+    server: asyncio.StreamWriter,
+    matches: Callable[[str, str], bool],
+    after_bytes: int,
+) -> None:
+    """Forward the client's requests one by one; hold the first matching upload."""
+    try:
+        while head := await client.readuntil(b"\r\n\r\n"):
+            lines = head.decode("latin-1").split("\r\n")
+            method, target = lines[0].split(" ")[:2]
+            headers = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:] if x)}
+            proxy.requests.append(f"{method} {target}")
+            server.write(head)
+            await server.drain()
+            pieces = await _body(client, headers)
+            if pieces and method in ("PUT", "POST") and not proxy.held.is_set() and matches(method, target):
+                server.write(_hold_after(pieces, after_bytes))
+                await server.drain()
+                proxy.held_request = f"{method} {target}"
+                proxy.held.set()
+                while await client.read(65536):  # forward nothing more, until the writer is gone
+                    pass
+                break
+            for piece in pieces:
+                server.write(piece)
+            await server.drain()
+    except (asyncio.IncompleteReadError, ConnectionError, OSError):
+        pass
+    with contextlib.suppress(ConnectionError, OSError):
+        server.close()
+
+
+@contextlib.contextmanager
+def holding_proxy(
+    upstream: str, matches: Callable[[str, str], bool], *, after_bytes: int = 4096
+) -> Iterator[HoldingProxy]:
+    """Run a proxy to the ``http://host:port`` ``upstream`` on a loopback port; hold the first upload ``matches``.
+
+    ``matches(method, target)`` gets a request's method and target (path and query).
+    """
+    url = urlsplit(upstream)
+    host, port = url.hostname or LOOPBACK, url.port or 80
+    loop = asyncio.new_event_loop()
+    box: list[HoldingProxy] = []
+    writers: list[asyncio.StreamWriter] = []
+
+    async def connection(client: asyncio.StreamReader, to_client: asyncio.StreamWriter) -> None:
+        writers.append(to_client)
+        with contextlib.suppress(asyncio.CancelledError, ConnectionError, OSError):
+            from_server, server = await asyncio.open_connection(host, port)
+            writers.append(server)
+            await asyncio.gather(
+                _requests(box[0], client, server, matches, after_bytes), _pump(from_server, to_client)
+            )
+
+    async def serve() -> asyncio.Server:
+        listener = await asyncio.start_server(connection, LOOPBACK, 0)
+        box.append(HoldingProxy(f"http://{LOOPBACK}:{listener.sockets[0].getsockname()[1]}"))
+        return listener
+
+    thread = threading.Thread(target=loop.run_forever, name="holding-proxy", daemon=True)
+    thread.start()
+    listener = asyncio.run_coroutine_threadsafe(serve(), loop).result(START_TIMEOUT_S)
+    try:
+        yield box[0]
+    finally:
+
+        async def stop() -> None:
+            listener.close()
+            for writer in writers:  # every connection ends: its tasks see the end of input
+                writer.close()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            await asyncio.wait(tasks, timeout=START_TIMEOUT_S)
+            for writer in writers:
+                with contextlib.suppress(ConnectionError, OSError):
+                    await writer.wait_closed()
+
+        asyncio.run_coroutine_threadsafe(stop(), loop).result(START_TIMEOUT_S)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(START_TIMEOUT_S)
+        loop.close()
