@@ -8,6 +8,10 @@
   (:func:`conformance.plugin.unavailable`, the suite's rule).
 * ``deltalake``: the ``deltalake`` module, with the same skip/fail rule.
 
+Property tests (hypothesis) run under the ``deterministic`` settings profile loaded here, before any test
+module is imported: derandomized and without an example database, so every run (CI's too) draws the same
+examples whatever the machine, the order or the earlier runs (``tests/test_determinism.py`` checks it).
+
 Test files run in two processes (``run-tests.sh``: pytest-xdist, ``--dist loadfile
 --no-loadscope-reorder``, so that xdist hands out the files in collection order). Collection
 puts the heaviest files first — those with a test marked ``slow``, then those that need
@@ -22,6 +26,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import settings
 
 from conformance.oracles.delta_jars import DeltaJarsUnavailable
 from conformance.plugin import unavailable
@@ -38,6 +43,9 @@ os.environ.setdefault("DELTA_CKPT_SPARK_MASTER", "local[2,2]")
 # the sessions' local defaults now set: 104 s -> 64 s on tests/golden). Subprocesses inherit this too.
 os.environ.setdefault("DELTA_CKPT_SPARK_CONF", "spark.sql.codegen.wholeStage=false")
 _DELTA_ERROR: list[str] = []
+
+settings.register_profile("deterministic", derandomize=True, database=None)
+settings.load_profile("deterministic")
 
 
 def _weight(item: pytest.Item) -> int:

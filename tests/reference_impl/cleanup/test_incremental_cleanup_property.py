@@ -10,7 +10,7 @@ timed on the clock, so a reused sidecar is as old as the checkpoint that wrote i
 a later clock. After every cleanup, every sidecar any remaining checkpoint file lists exists, and
 our reader reads the latest version as the model (the files the commits left) holds it. Unlike ``test_shared_sidecars_property.py`` (the cleaner's plan
 alone, thousands of layouts, no Spark) everything here is real: our writer, our cleaner and
-delta-spark's, so the examples are few and derandomized (CI runs the same ones). The explicit
+delta-spark's, so the examples are few (and derandomized, as every property test: ``tests/conftest.py``). The explicit
 example is the case the issue names: a checkpoint lists every sidecar of the one before (no commit
 between touched a file, no tombstone expired) and delta-spark's cleanup deletes that one; there delta-spark reads the
 latest version too.
@@ -189,9 +189,7 @@ class _Run:
 @pytest.mark.requirement("CKPT-CLEAN-013", "CKPT-INC-002")
 @settings(
     max_examples=1,  # plus the explicit example, which is the one that reuses sidecars; each costs ~7 s
-    derandomize=True,
     deadline=None,
-    database=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @example(history=SHARED_THEN_CLEANED)
