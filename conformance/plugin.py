@@ -843,6 +843,14 @@ def _implementations(registry: Registry | None) -> list[dict[str, Any]]:
     return impls
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stop the implementations' programs however the session ended: the ``ckpt_registry`` fixture stops them
+    after the tests, but a run that stops at collection (a stale expectation, ``--collect-only``) runs none."""
+    state = config.stash.get(_STATE, None)
+    if state is not None and state.registry is not None:
+        state.registry.close()
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = _state(session.config)
     workeroutput = getattr(session.config, "workeroutput", None)
