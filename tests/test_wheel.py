@@ -47,14 +47,20 @@ def _run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subpr
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A new virtualenv holding only the wheel; returns its bin directory."""
-    base = tmp_path_factory.mktemp("wheel")
-    source = base / "source"
+def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the tracked files (a fresh clone's tree)."""
+    copy = tmp_path_factory.mktemp("source")
     for name in _tracked(ROOT):
-        target = source / name
+        target = copy / name
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, target)
+    return copy
+
+
+@pytest.fixture(scope="module")
+def installed(source: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new virtualenv holding only the wheel; returns its bin directory."""
+    base = tmp_path_factory.mktemp("wheel")
     built = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-v", "-w", str(base / "dist"), str(source)],
         capture_output=True,
@@ -84,6 +90,22 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     (purelib / "zz_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     return venv / "bin"
+
+
+def test_editable_install_prints_no_warning(source: Path, tmp_path: Path) -> None:
+    """Setup's editable install (``scripts/bootstrap.sh``: ``pip install -q -e``) prints nothing: setuptools
+    puts the project directory on ``sys.path`` with a ``.pth`` file (``package-dir`` in ``pyproject.toml``)
+    instead of a meta path finder, whose "Editable installation" BuildBackendWarning it always prints."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q", "--no-deps",
+         "-e", str(source)],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    output = (done.stdout + done.stderr).strip()
+    assert done.returncode == 0, f"pip install -e {source} exited {done.returncode}:\n{output[-4000:]}"
+    assert "warning" not in output.lower(), f"pip install -q -e {source} printed:\n{output[-4000:]}"
 
 
 def test_installed_wheel_carries_its_data_and_one_version(installed: Path, tmp_path: Path) -> None:
