@@ -6,7 +6,8 @@ synthetic V2 table (:mod:`synthetic_table`, ``--adds`` add actions in commits of
 directory on local disk, or a fresh prefix of one SeaweedFS bucket (started for the benchmark on
 127.0.0.1 by ``tests/support/servers/seaweed.py``; Spark's executors reach it through s3a with the
 cached S3A connector jars). The contenders are **interleaved**: repetition ``r`` runs both, in an
-order rotated by ``r``; ``--reps`` (default 3) repetitions give min/median/max.
+order rotated by ``r``; ``--reps`` (default 3) repetitions give min/median/max. The results file is
+rewritten after every repetition, so a run stopped early keeps the repetitions it finished.
 
 Figures of a run: ``wall`` (the whole process), ``total`` (the command's own ``timingsSeconds.total``:
 ``write_checkpoint`` from its start to ``_last_checkpoint``, which includes starting Spark when the
@@ -143,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
                     row["requests"] = dict(sorted((requests_by_type(server) - before).items()))
                 rows.append({"contender": contender, "rep": rep, **row})
                 print(json.dumps(rows[-1]), flush=True)
-    write_results(args, rows)
+            write_results(args, rows)  # after every repetition: a run stopped early keeps what it measured
     return 0
 
 
@@ -152,10 +153,12 @@ def write_results(args: argparse.Namespace, rows: list[dict[str, Any]]) -> None:
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False
     ).stdout.strip()
+    done = len({r["rep"] for r in rows})
+    reps = f"{done} interleaved repetitions" + (f" (of {args.reps} asked for)" if done < args.reps else "")
     lines = [
         "# S3 vs local disk: one V2 checkpoint (`benchmarks/run_s3_bench.py`)",
         "",
-        f"Command: `{command}` — {args.adds:,} add actions, {args.reps} interleaved repetitions, "
+        f"Command: `{command}` — {args.adds:,} add actions, {reps}, "
         f"`local[2]`; commit {commit or 'unknown'}; {platform.node()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}. The load column is the machine's 1-minute load average.",
         "",
