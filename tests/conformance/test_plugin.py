@@ -176,26 +176,6 @@ def test_strict_xfail_that_passes_fails_the_run(
     assert latest["outcome"] == "xpassed", latest
 
 
-def test_unused_expectation_is_an_error(pytester: pytest.Pytester, one_case: Path, tmp_path: Path) -> None:
-    """With --strict-expectations an entry that matches no test stops the run at collection."""
-    expectations = tmp_path / "exp"
-    expectations.mkdir()
-    (expectations / "fake.yaml").write_text(
-        "implementation: fake\nskip:\n  - reason: 'refers to a test that does not exist'\n    tests: ['*nope*']\n"
-    )
-    result = _run(
-        pytester,
-        one_case,
-        "--strict-expectations",
-        "--collect-only",
-        expectations=expectations,
-        in_process=True,
-    )
-    report = result.stdout.str() + result.stderr.str()
-    assert "expectation entries that match no test" in report, report[-2000:]
-    assert result.ret == pytest.ExitCode.USAGE_ERROR, f"exit {result.ret}: {report[-2000:]}"
-
-
 def test_strict_expectations_hold_under_k(
     pytester: pytest.Pytester, one_case: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -212,17 +192,22 @@ def test_strict_expectations_hold_under_k(
 
 
 @pytest.mark.parametrize(
-    ("fixture", "stale"), [("valid/multipart_2", False), ("valid/no_such_fixture", True)]
+    ("pattern", "stale"),
+    [
+        ("*::test_that_does_not_exist[*", True),  # names no test at all (a rename, a typo)
+        ("*test_reader_fixture[fake-valid/multipart_2|*]", False),  # a bundled fixture the subset leaves out
+        ("*test_reader_fixture[fake-valid/no_such_fixture|*]", True),  # a fixture that exists nowhere
+    ],
 )
-def test_strict_expectations_hold_for_the_selected_fixtures_only(
-    pytester: pytest.Pytester, one_case: Path, tmp_path: Path, fixture: str, stale: bool
+def test_unused_expectation_is_an_error_for_the_selected_fixtures(
+    pytester: pytest.Pytester, one_case: Path, tmp_path: Path, pattern: str, stale: bool
 ) -> None:
-    """``--fixtures-dir`` with a subset of the bundled fixtures (here one): an entry for a bundled fixture
-    left out is not stale, so the run goes on; one for a fixture that exists nowhere still is."""
+    """With --strict-expectations an entry that matches no test stops the run at collection — with
+    ``--fixtures-dir`` holding a subset of the bundled fixtures (here one), only for the selected ones: an
+    entry for a bundled fixture left out is not stale and the run goes on."""
     expectations = tmp_path / "fake.yaml"
     expectations.write_text(
-        "implementation: fake\nxfail:\n  - reason: 'an entry for one fixture'\n"
-        f"    tests: ['*test_reader_fixture[fake-{fixture}|*]']\n"
+        f"implementation: fake\nxfail:\n  - reason: 'an entry of this test'\n    tests: ['{pattern}']\n"
     )
     result = _run(
         pytester,
@@ -233,9 +218,9 @@ def test_strict_expectations_hold_for_the_selected_fixtures_only(
         in_process=True,
     )
     report = result.stdout.str() + result.stderr.str()
-    assert ("expectation entries that match no test" in report) == stale, f"{fixture}: {report[-2000:]}"
+    assert ("expectation entries that match no test" in report) == stale, f"{pattern}: {report[-2000:]}"
     expected = pytest.ExitCode.USAGE_ERROR if stale else pytest.ExitCode.OK
-    assert result.ret == expected, f"{fixture}: exit {result.ret}, expected {expected}: {report[-2000:]}"
+    assert result.ret == expected, f"{pattern}: exit {result.ret}, expected {expected}: {report[-2000:]}"
 
 
 def test_strict_expectations_hold_under_shapes(pytester: pytest.Pytester, tmp_path: Path) -> None:
