@@ -70,7 +70,8 @@ def register(sub: Any) -> None:
     parser.add_argument(
         "--incremental",
         action="store_true",
-        help="V2: bucket the sidecars and reuse the previous checkpoint's sidecars that no commit since touched",
+        help="V2: list the base checkpoint's sidecars again when no commit since touched their files; write "
+        "only the changes (and the rewritten sidecars) in new ones",
     )
     parser.add_argument(
         "--no-sidecars",

@@ -135,7 +135,8 @@ def test_run_sessions_skip_whole_stage_codegen_unless_the_user_sets_it() -> None
     """``conformance run`` hands its workers ``spark.sql.codegen.wholeStage=false`` in ``DELTA_CKPT_SPARK_CONF``,
     after the user's own entries, and leaves a key the user set as the user set it."""
     assert RUN_SPARK_CONF == {"spark.sql.codegen.wholeStage": "false"}, RUN_SPARK_CONF
-    assert json.loads(run_spark_conf({})) == RUN_SPARK_CONF
+    alone = run_spark_conf({})
+    assert json.loads(alone) == RUN_SPARK_CONF, alone
     mixed = json.loads(run_spark_conf({ENV_CONF: "spark.sql.shuffle.partitions=4;spark.ui.enabled=false"}))
     assert mixed == {
         "spark.sql.shuffle.partitions": "4", "spark.ui.enabled": "false", "spark.sql.codegen.wholeStage": "false",

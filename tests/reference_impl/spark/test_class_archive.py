@@ -77,7 +77,7 @@ def test_a_later_session_with_its_own_flags_gets_our_conf_dir(archive: Path) -> 
     new session of the same process with its own driver flags does not map it and gets our conf
     directory back, so its log4j file (quiet logs) is on the classpath again."""
     assert "SharedArchiveFile" in _driver_flags(SparkSettings(master="local[2]")), f"{archive} not mapped"
-    assert Path(os.environ["SPARK_CONF_DIR"]) == class_archive.empty_conf_dir()
+    assert Path(os.environ["SPARK_CONF_DIR"]) == class_archive.empty_conf_dir(), os.environ["SPARK_CONF_DIR"]
     own = f"{LOCAL_CONF['spark.driver.extraJavaOptions']} -Dmarker=1"
     flags = _driver_flags(SparkSettings(master="local[2]", conf={"spark.driver.extraJavaOptions": own}))
     assert flags == own, f"custom driver flags changed: {flags!r}"
