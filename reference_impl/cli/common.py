@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from reference_impl.log.table import Table, open_table
-from reference_impl.spark.session import get_spark, settings_from_env
+from reference_impl.spark.session import get_spark, settings_from_env, start_spark
 from reference_impl.storage.options import parse_option_pairs
 
 if TYPE_CHECKING:
@@ -22,6 +22,12 @@ TableOpener = Callable[..., Table]
 def spark_from_args(args: argparse.Namespace) -> SparkSession:
     """The reference session (Spark built-ins only), honouring ``--master`` / ``--conf``."""
     return get_spark(settings_from_env(args.master, args.conf))
+
+
+def start_spark_from_args(args: argparse.Namespace) -> None:
+    """Begin launching the session of :func:`spark_from_args` in the background (its input checked first:
+    the command's JVM start-up then overlaps the Python work before its first Spark use, issue #12)."""
+    start_spark(settings_from_env(args.master, args.conf))
 
 
 def add_table_argument(parser: argparse.ArgumentParser) -> None:

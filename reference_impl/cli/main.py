@@ -6,7 +6,10 @@ The root parser lives here; the subcommands come from the entry-point group
 and ``env --resolve-jars``) and the fixture generator's (``fixtures``). Each entry point is a
 ``register(subparsers)`` function; the parser it adds sets ``func`` to a callable taking the parsed
 namespace and returning an exit status. So ``reference_impl`` never imports the suite or the
-generator: they plug in.
+generator: they plug in. An entry point is named after the command it adds, or ``COMMAND-PART``
+when it extends ``COMMAND`` (``env-jars``); a command line naming a command loads only those entry
+points (issue #12: a short command does not import the other commands' modules), any other
+(``--help``, ``--version``, a wrong command) loads them all.
 
 One error convention for every command: an error carrying a :class:`~spec.error_codes.ErrorCode`
 (a :class:`~reference_impl.errors.CheckpointError`, or a coded error of another command group)
@@ -37,21 +40,19 @@ OWN_COMMANDS: tuple[str, ...] = ("snapshot", "checkpoint", "cleanup", "validate"
 Handler = Callable[[argparse.Namespace], int]
 
 
-def _command_groups() -> list[metadata.EntryPoint]:
+def _command_groups(command: str | None = None) -> list[metadata.EntryPoint]:
+    """The command groups, own first; with ``command``, only its own (``command``, ``command-…``) if any."""
+
     def key(ep: metadata.EntryPoint) -> tuple[int, str]:
         own = ep.name in OWN_COMMANDS and ep.value.startswith("reference_impl.")
         return (OWN_COMMANDS.index(ep.name), "") if own else (len(OWN_COMMANDS), ep.name)
 
-    return sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=key)
+    groups = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=key)
+    named = [ep for ep in groups if command is not None and ep.name.partition("-")[0] == command]
+    return named or groups
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="delta-ckpt",
-        description="Reference Delta Lake checkpoint writer, reader and cleaner, and the conformance suite.",
-        epilog="Exit status: 0 success, 1 conformance failures, 2 error (one line naming the file and the rule).",
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+def _add_global_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--master", help="Spark master URL (default: $DELTA_CKPT_SPARK_MASTER or local[2])", default=None
     )
@@ -62,16 +63,41 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="extra Spark configuration, repeatable (also $DELTA_CKPT_SPARK_CONF)",
     )
+
+
+def _command_word(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` names (its first word after the global options), if any (the full parser
+    reports a bad command line)."""
+    words = argparse.ArgumentParser(add_help=False, exit_on_error=False)
+    _add_global_options(words)
+    words.add_argument("command", nargs="?")
+    try:
+        known, _ = words.parse_known_args(argv)
+    except argparse.ArgumentError:
+        return None
+    command: str | None = known.command
+    return command
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The root parser with every command, or (given ``argv``) with the command ``argv`` names."""
+    parser = argparse.ArgumentParser(
+        prog="delta-ckpt",
+        description="Reference Delta Lake checkpoint writer, reader and cleaner, and the conformance suite.",
+        epilog="Exit status: 0 success, 1 conformance failures, 2 error (one line naming the file and the rule).",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    _add_global_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for entry_point in _command_groups():
+    for entry_point in _command_groups(None if argv is None else _command_word(argv)):
         entry_point.load()(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None, *, hooks: Hooks = NO_HOOKS) -> int:
     """Run ``delta-ckpt`` with ``argv``; ``hooks`` reach the writer and the cleaner (tests only)."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv).parse_args(argv)
     args.hooks = hooks
     handler: Handler = args.func
     try:

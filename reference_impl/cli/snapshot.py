@@ -12,8 +12,8 @@ from reference_impl.cli.common import (
     emit_json,
     open_table_from_args,
     spark_from_args,
+    start_spark_from_args,
 )
-from reference_impl.read.snapshot import read_snapshot
 
 
 def register(sub: Any) -> None:
@@ -71,6 +71,9 @@ def human_summary(summary: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     table = open_table_from_args(args)
+    start_spark_from_args(args)  # the reader's modules load while the JVM starts
+    from reference_impl.read.snapshot import read_snapshot
+
     spark = spark_from_args(args)
     snap = read_snapshot(spark, table, version=args.version, now_ms=args.now)
     if args.json:

@@ -4,7 +4,7 @@ Modules:
 
 | module | holds |
 |---|---|
-| :mod:`~reference_impl.spark.session` | :func:`~reference_impl.spark.session.get_spark`: the plain session (Spark's built-in sources only), its settings |
+| :mod:`~reference_impl.spark.session` | :func:`~reference_impl.spark.session.get_spark`: the plain session (Spark's built-in sources only), its settings, :func:`~reference_impl.spark.session.start_spark` (its JVM launched in the background) |
 | :mod:`~reference_impl.spark.schemas` | the ``StructType`` of every action, the single-action row schema |
 | :mod:`~reference_impl.spark.columns` | conform a column to a schema, make types nullable, deletion-vector ids |
 | :mod:`~reference_impl.spark.stats` | ``stats_parsed`` and ``partitionValues_parsed``: schemas and columns |

@@ -23,6 +23,10 @@ Not for ``local-cluster[…]`` or a cluster master (executors are JVMs of their 
 SparkContext, so a process gets one session: when one is already running (the test suite may have
 started one with more jars on its classpath), :func:`get_spark` returns it — the reference code
 uses nothing but Spark's own sources either way.
+
+A command may call :func:`start_spark` once its input checks passed: the driver JVM then starts in a
+background thread while the command's Python work goes on (issue #12: ``delta-ckpt snapshot``
+imports the reader meanwhile), and :func:`get_spark` takes it.
 """
 
 from __future__ import annotations
@@ -32,10 +36,11 @@ import re
 import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from reference_impl.errors import InvalidOption
 from reference_impl.storage import Location, SessionSource, Storage, class_archive
@@ -83,20 +88,136 @@ def settings_from_env(master: str | None = None, conf: Iterable[str] = ()) -> Sp
 
 
 def get_spark(settings: SparkSettings | None = None) -> SparkSession:
-    """The running session if there is one, else a new one with the defaults and ``settings``."""
+    """The running session if there is one, else a new one with the defaults and ``settings``.
+
+    Its driver JVM is the one :func:`start_spark` began launching for the same ``settings``, else
+    one launched now; a process that ran a session before reuses that JVM (as pyspark does).
+    """
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
     settings = settings or settings_from_env()
-    builder = SparkSession.builder.master(settings.master).appName(settings.app_name)
-    for key, value in session_conf(settings).items():
+    launch = _take_launch(settings)
+    if launch is None and not _has_jvm():
+        launch = _Launch.begin(settings, background=False)
+    conf = launch.conf if launch is not None else _launch_conf(settings)
+    if launch is not None:
+        from pyspark import SparkConf
+        from pyspark.core.context import SparkContext
+
+        SparkContext(conf=SparkConf().setAll(list(conf.items())), gateway=launch.gateway())
+    builder = SparkSession.builder
+    for key, value in conf.items():
         builder = builder.config(key, value)
-    with _jvm_stderr_filtered():
-        spark = builder.getOrCreate()
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def start_spark(settings: SparkSettings) -> None:
+    """Begin launching the driver JVM of a new session with ``settings`` in a background thread.
+
+    Issue #12: a short command's Python work after its input checks (imports, reading the log) then
+    overlaps the JVM's start-up; the next :func:`get_spark` with the same ``settings`` takes the JVM.
+    Call it only once the command's input is known good (bad input: one clear error and no JVM).
+    Nothing happens when this process has a JVM already or a launch is under way. A launch that
+    nothing takes is shut down by :func:`stop_session_started_inside`.
+    """
+    global _launching
+    if _launching is None and not _has_jvm():
+        _launching = _Launch.begin(settings, background=True)
+
+
+def _has_jvm() -> bool:
+    """Whether pyspark has a JVM in this process (a session ran or runs: pyspark reuses its gateway)."""
+    if "pyspark" not in sys.modules:
+        return False
+    from pyspark.core.context import SparkContext
+
+    return SparkContext._gateway is not None
+
+
+def _launch_conf(settings: SparkSettings) -> dict[str, str]:
+    """What the session's builder gets: the master, the application name and :func:`session_conf`."""
+    return {"spark.master": settings.master, "spark.app.name": settings.app_name, **session_conf(settings)}
+
+
+@dataclass(frozen=True)
+class _Launch:
+    """pyspark's gateway (the driver JVM) being launched for ``settings``, with the conf it was given."""
+
+    settings: SparkSettings
+    conf: Mapping[str, str]
+    launched: Future[Any]
+
+    @classmethod
+    def begin(cls, settings: SparkSettings, *, background: bool) -> _Launch:
+        # pyspark's modules are imported here, in the caller's thread: two threads importing
+        # pyspark at once see its partly initialised modules (ImportError).
+        import pyspark.java_gateway  # noqa: F401
+
+        launch = cls(settings, _launch_conf(settings), Future())
+        if background:
+            threading.Thread(target=launch._run, name="spark-launch", daemon=True).start()
+        else:
+            launch._run()
+        return launch
+
+    def _run(self) -> None:
+        from pyspark import SparkConf
+        from pyspark.java_gateway import launch_gateway
+
+        try:
+            popen = _filtered_stderr()
+            try:
+                conf = SparkConf(loadDefaults=False).setAll(list(self.conf.items()))
+                self.launched.set_result(launch_gateway(conf, popen_kwargs=dict(popen)))  # type: ignore[no-untyped-call]
+            finally:
+                for fd in popen.values():  # the JVM holds its own copy
+                    os.close(fd)
+        except BaseException as exc:  # raised again by gateway(), in the thread that takes the launch
+            self.launched.set_exception(exc)
+
+    def gateway(self) -> Any:
+        """The gateway (py4j) once the JVM is up; the launch's error if it failed."""
+        return self.launched.result()
+
+    def abandon(self) -> None:
+        """Let the JVM (once up, without a SparkContext) exit: it does when its stdin closes."""
+        try:
+            gateway = self.gateway()
+        except Exception:  # the launch failed: there is no JVM
+            return
+        if gateway.proc is None:  # a JVM this process did not start (PYSPARK_GATEWAY_PORT): only let go
+            gateway.close()
+            return
+        gateway.shutdown()
+        gateway.proc.stdin.close()
+        gateway.proc.wait()
+
+
+#: The launch :func:`start_spark` began that no :func:`get_spark` has taken yet.
+_launching: _Launch | None = None
+
+
+def _take_launch(settings: SparkSettings) -> _Launch | None:
+    """The pending launch if it is for ``settings`` (else it is abandoned); either way no longer pending."""
+    global _launching
+    launch, _launching = _launching, None
+    if launch is not None and launch.settings != settings:
+        launch.abandon()
+        return None
+    return launch
+
+
+def abandon_launch() -> None:
+    """Abandon the pending launch, if any (the command ended without taking it)."""
+    global _launching
+    launch, _launching = _launching, None
+    if launch is not None:
+        launch.abandon()
 
 
 def session_conf(settings: SparkSettings) -> dict[str, str]:
@@ -132,32 +253,25 @@ def _class_archive_options(settings: SparkSettings, conf_dir: Path) -> str | Non
 JVM_NOTICES: tuple[str, ...] = ("WARNING: Using incubator modules:",)
 
 
-@contextmanager
-def _jvm_stderr_filtered() -> Iterator[None]:
-    """Start the JVM (inside the block) with its stderr piped through a thread that drops :data:`JVM_NOTICES`
-    and passes every other line to this process's stderr."""
+def _filtered_stderr() -> dict[str, int]:
+    """``Popen`` arguments giving the JVM a stderr piped through a thread that drops :data:`JVM_NOTICES`
+    and passes every other line to this process's stderr (none when stderr is not a real file). The
+    caller closes the pipe's write end once the JVM has started."""
     try:
         err_fd = sys.stderr.fileno()
     except (AttributeError, ValueError, OSError):  # stderr is not a real file (captured): leave it alone
-        yield
-        return
+        return {}
     read_fd, write_fd = os.pipe()
-    saved = os.dup(err_fd)
+    target_fd = os.dup(err_fd)
 
     def forward() -> None:
-        with os.fdopen(read_fd, "rb") as source, os.fdopen(os.dup(saved), "wb", buffering=0) as target:
+        with os.fdopen(read_fd, "rb") as source, os.fdopen(target_fd, "wb", buffering=0) as target:
             for line in source:
                 if not line.decode("utf-8", "replace").startswith(JVM_NOTICES):
                     target.write(line)
 
     threading.Thread(target=forward, name="jvm-stderr", daemon=True).start()
-    os.dup2(write_fd, err_fd)
-    try:
-        yield  # the JVM inherits the pipe as its stderr
-    finally:
-        os.dup2(saved, err_fd)
-        os.close(saved)
-        os.close(write_fd)
+    return {"stderr": write_fd}
 
 
 def stop_quietly(spark: SparkSession) -> None:
@@ -169,11 +283,13 @@ def stop_quietly(spark: SparkSession) -> None:
 
 @contextmanager
 def stop_session_started_inside() -> Iterator[None]:
-    """Stop, quietly, a Spark session the block started (one that was running before is left running)."""
+    """Stop, quietly, a Spark session the block started (one that was running before is left running),
+    and a launch the block began (:func:`start_spark`) that no session took."""
     running_before = "pyspark" in sys.modules and _active_session() is not None
     try:
         yield
     finally:
+        abandon_launch()
         session = _active_session() if "pyspark" in sys.modules else None
         if not running_before and session is not None:
             stop_quietly(session)

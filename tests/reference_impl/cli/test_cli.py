@@ -45,6 +45,28 @@ def test_help_works(command: str, capsys: pytest.CaptureFixture[str]) -> None:
         assert "examples:" in out and EXAMPLES[command] in out, out
 
 
+@pytest.mark.parametrize(
+    ("argv", "loaded"),
+    [
+        (["snapshot", "/t", "--json"], ["snapshot"]),
+        (["--master", "local[1]", "--conf", "a=b", "checkpoint", "/t"], ["checkpoint"]),
+        (["env", "--json"], ["env"]),
+        (["no-such-command"], [*COMMANDS[:5], *sorted(COMMANDS[5:])]),
+        (["--conf"], [*COMMANDS[:5], *sorted(COMMANDS[5:])]),
+    ],
+)
+def test_a_command_line_loads_only_the_groups_of_its_command(argv: list[str], loaded: list[str]) -> None:
+    """A command line naming a command loads only that command's entry points (``env`` with the suite's
+    ``env-jars`` part); any other loads every group, so that argparse reports it in full."""
+    parser = build_parser(argv)
+    subparsers = next(a for a in parser._actions if a.dest == "command")
+    assert list(subparsers.choices) == loaded, f"{argv}: {list(subparsers.choices)}"
+    if argv[0] == "env":
+        assert "--resolve-jars" in subparsers.choices["env"].format_help(), (
+            "env lost the suite's jars section"
+        )
+
+
 def test_env_has_the_jars_section(capsys: pytest.CaptureFixture[str]) -> None:
     """The suite adds ``--resolve-jars`` to the implementation's ``env`` command."""
     assert "--resolve-jars" in _help(capsys, "env")

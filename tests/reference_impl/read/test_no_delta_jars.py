@@ -2,7 +2,8 @@
 
 The test process's session carries delta-spark's jars (the oracles need them, and a JVM holds one
 SparkContext), so the proof runs in a **subprocess**: it starts ``get_spark()`` — Spark's built-in
-sources only — checks that delta-spark's classes cannot be loaded, reads a table that delta-spark
+sources only, its JVM launched in the background as ``delta-ckpt snapshot`` launches it
+(``start_spark``), its stderr free of the JVM's notices — checks that delta-spark's classes cannot be loaded, reads a table that delta-spark
 wrote (UUID-named V2 checkpoint with a Parquet top-level file and sidecars, commits after it) with
 ``read_snapshot`` and prints the resulting ``TableState`` as JSON. The in-process reader (same code,
 session with the jars) must produce the identical state.
@@ -30,7 +31,8 @@ CHILD = textwrap.dedent(
     """
     import json, sys
     from conformance.oracles.session import has_delta_classes
-    from reference_impl.spark.session import get_spark
+    from reference_impl.spark.session import get_spark, settings_from_env, start_spark
+    start_spark(settings_from_env())
     from reference_impl.read.snapshot import read_snapshot
     spark = get_spark()
     jars = spark.sparkContext.getConf().get("spark.jars", "")
@@ -70,6 +72,7 @@ def test_reader_runs_without_delta_jars(
     assert proc.returncode == 0 and lines, (
         f"subprocess failed (exit {proc.returncode}) reading {built.path}:\n{proc.stderr[-3000:]}"
     )
+    assert "WARNING: Using incubator modules" not in proc.stderr, proc.stderr[-3000:]
     child = json.loads(lines[-1][len("RESULT ") :])
     assert child["hasDeltaClasses"] is False, (
         f"the plain session can load delta-spark's classes: jars={child['jars']!r}"
