@@ -112,8 +112,11 @@ def paused_then_killed(
                     f"{points}: {point} only last, with an event"
                 )
                 threading.Thread(target=_drain, args=(proc.stderr,), daemon=True).start()
-                reached = held.wait(max(0.0, deadline - time.monotonic()))
-                assert reached and proc.poll() is None, f"{command}…: exit {proc.poll()}, no upload held"
+                while not held.wait(0.5) and proc.poll() is None and time.monotonic() < deadline:
+                    pass
+                assert held.is_set() and proc.poll() is None, (
+                    f"{command}…: exit {proc.poll()}, no upload held"
+                )
                 at_each(point)
                 break
             try:

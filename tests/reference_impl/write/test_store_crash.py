@@ -25,9 +25,9 @@ MiniDFSCluster — on a 7-commit ``v2Checkpoint`` table:
 
    On S3 a first run is killed earlier, in the middle of an upload (:data:`KILLS`): the command
    talks to the server through a proxy (:mod:`tests.support.servers.hold_proxy`) that forwards the
-   first half of the first staged sidecar's ``PUT`` body and then holds it; while it is held, and
+   first half of each staged sidecar's ``PUT`` body and then holds it; while they are held, and
    after the ``SIGKILL``, nothing new is visible and both readers report the state from before;
-   no object exists at the held key (the server drops an upload whose connection closes mid-body)
+   no object exists at a held key (the server drops an upload whose connection closes mid-body)
    and no multipart upload was started, so none is left open (a small table's sidecars are one
    ``PUT`` each; larger ones and what is left open then: ``spec/checkpoints.md`` §19.4). The next
    run (the paused one) starts from that state.
@@ -343,9 +343,9 @@ def sidecar_upload(method: str, target: str) -> bool:
 
 
 def killed_mid_upload(store: Store, check: Callable[[str], None]) -> None:
-    """Run the checkpoint command through a proxy that holds its first sidecar upload; ``check``, then kill it.
+    """Run the checkpoint command through a proxy that holds its sidecar uploads; ``check``, then kill it.
 
-    Afterwards no object exists at the held upload's key, and no multipart upload was started (so
+    Afterwards no object exists at a held upload's key, and no multipart upload was started (so
     none is left open): the sidecars of a small table are uploaded in one ``PUT`` each.
     """
     root = store.root
@@ -356,10 +356,10 @@ def killed_mid_upload(store: Store, check: Callable[[str], None]) -> None:
             storage_options=store.options | {"AWS_ENDPOINT_URL": proxy.endpoint},
         )
         paused_then_killed(argv, (UPLOAD_HELD,), check, held=proxy.held)
-    held = proxy.held_request.split(" ")[1].split("?")[0]
     log_key = f"/{root.authority}/{root.key.strip('/')}/_delta_log/"
-    assert held.startswith(log_key + STAGING), f"{root}: held {held}"
+    held = {r.split(" ")[1].split("?")[0].removeprefix(log_key) for r in proxy.held_requests}
+    assert held and all(h.startswith(STAGING) for h in held), f"{root}: held {proxy.held_requests}"
     staged = store.staged()
-    assert held.removeprefix(log_key) not in staged, f"{root}: the half-sent upload is an object: {staged}"
+    assert not held & set(staged), f"{root}: half-sent uploads are objects: {sorted(held & set(staged))}"
     multipart = [r for r in proxy.requests if "uploads" in r.partition("?")[2]]
     assert multipart == [], f"{root}: multipart uploads started (and left open): {multipart}"

@@ -3,11 +3,12 @@
 Spec: ``spec/checkpoints.md`` §17.3 Atomicity, §19.4 Stores. The crash tests on S3
 (``tests/reference_impl/write/test_store_crash.py``) point the writer at this proxy instead of the
 S3 gateway. The proxy forwards every byte both ways, and parses only the client's HTTP/1.1 requests
-(request line, headers, a ``Content-Length`` or chunked body) to find the one to hold: the first
-upload (``PUT``/``POST`` with a body) whose target the test's ``matches`` accepts. Of that request
+(request line, headers, a ``Content-Length`` or chunked body) to find the ones to hold: every
+upload (``PUT``/``POST`` with a body) whose target the test's ``matches`` accepts. Of such a request
 it forwards the headers and the first half of the body (at most ``after_bytes``), then forwards
-nothing more from that connection and sets :attr:`HoldingProxy.held` — the upload is in progress
-and stays so, deterministically, until the test kills the writer. When the client's side of a
+nothing more from that connection; the first one sets :attr:`HoldingProxy.held`. The uploads are
+in progress and stay so, deterministically, until the test kills the writer: a client that gives
+up on one (a request timeout) and retries is held again, so no matching upload ever completes. When the client's side of a
 connection closes (the writer killed), the proxy closes the server's side: the server sees the
 upload's connection drop mid-body, as it would without the proxy.
 
@@ -32,13 +33,13 @@ START_TIMEOUT_S = 30.0
 
 @dataclass
 class HoldingProxy:
-    """A running proxy: its ``http://`` endpoint, the request lines it saw, and the held upload."""
+    """A running proxy: its ``http://`` endpoint, the request lines it saw, and the held uploads."""
 
     endpoint: str
     requests: list[str] = field(default_factory=list)
-    #: Set when the upload is held; :attr:`held_request` is its request line.
+    #: Set when the first upload is held; :attr:`held_requests` are the request lines of the held ones.
     held: threading.Event = field(default_factory=threading.Event)
-    held_request: str = ""
+    held_requests: list[str] = field(default_factory=list)
 
 
 async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -81,7 +82,7 @@ async def _requests(
     matches: Callable[[str, str], bool],
     after_bytes: int,
 ) -> None:
-    """Forward the client's requests one by one; hold the first matching upload."""
+    """Forward the client's requests one by one; hold a matching upload."""
     try:
         while head := await client.readuntil(b"\r\n\r\n"):
             lines = head.decode("latin-1").split("\r\n")
@@ -91,10 +92,10 @@ async def _requests(
             server.write(head)
             await server.drain()
             pieces = await _body(client, headers)
-            if pieces and method in ("PUT", "POST") and not proxy.held.is_set() and matches(method, target):
+            if pieces and method in ("PUT", "POST") and matches(method, target):
                 server.write(_hold_after(pieces, after_bytes))
                 await server.drain()
-                proxy.held_request = f"{method} {target}"
+                proxy.held_requests.append(f"{method} {target}")
                 proxy.held.set()
                 while await client.read(65536):  # forward nothing more, until the writer is gone
                     pass
@@ -112,7 +113,7 @@ async def _requests(
 def holding_proxy(
     upstream: str, matches: Callable[[str, str], bool], *, after_bytes: int = 4096
 ) -> Iterator[HoldingProxy]:
-    """Run a proxy to the ``http://host:port`` ``upstream`` on a loopback port; hold the first upload ``matches``.
+    """Run a proxy to the ``http://host:port`` ``upstream`` on a loopback port; hold the uploads ``matches``.
 
     ``matches(method, target)`` gets a request's method and target (path and query).
     """
