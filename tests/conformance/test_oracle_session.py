@@ -19,8 +19,9 @@ def session_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A cache in ``tmp_path``, and the environment a session sets restored after the test; the cache."""
     monkeypatch.setenv(ENV_CACHE, str(tmp_path / "cache"))
     for name in ("SPARK_CONF_DIR", "SPARK_LAUNCHER_OPTS", "SPARK_LOCAL_IP", "PYSPARK_PYTHON"):
-        if name in os.environ:
-            monkeypatch.setenv(name, os.environ[name])
+        monkeypatch.setenv(name, os.environ.get(name, ""))  # recorded, so undone even if it was unset
+        if not os.environ[name]:
+            monkeypatch.delenv(name)
     return tmp_path / "cache"
 
 

@@ -25,12 +25,10 @@ def archive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A cache holding a (stand-in) archive for this Java and pyspark; ``SPARK_CONF_DIR`` unset (the
     environment :func:`session_conf` sets is restored after the test)."""
     monkeypatch.setenv(ENV_CACHE, str(tmp_path / "cache"))
-    monkeypatch.delenv("SPARK_CONF_DIR", raising=False)
-    for name in ("SPARK_LAUNCHER_OPTS", "SPARK_LOCAL_IP", "PYSPARK_PYTHON"):
-        if name in os.environ:
-            monkeypatch.setenv(name, os.environ[name])
-        else:
-            monkeypatch.delenv(name, raising=False)
+    for name in ("SPARK_CONF_DIR", "SPARK_LAUNCHER_OPTS", "SPARK_LOCAL_IP", "PYSPARK_PYTHON"):
+        monkeypatch.setenv(name, os.environ.get(name, ""))  # recorded, so undone even if it was unset
+        if name == "SPARK_CONF_DIR" or not os.environ[name]:
+            monkeypatch.delenv(name)
     path = class_archive.archive_path()
     if path is None:
         pytest.skip("no java on PATH")
