@@ -15,9 +15,9 @@ from conformance.adapter import MAX_CHECKPOINT_FILES
 from conformance.oracles.delta_spark import (
     delta_snapshot,
     delta_spark_cleanup,
-    delta_spark_state,
     jvm_of,
-    location_uri,
+    snapshot_row_count,
+    snapshot_state,
 )
 from spec.vocabulary import CheckpointNaming, CheckpointSpec, TopLevelFormat
 
@@ -121,15 +121,13 @@ class DeltaSparkImplementation:
 
         spark = self._spark()
         try:
-            state = delta_spark_state(spark, str(table), version, now_ms=now_ms)
+            snap = delta_snapshot(spark, str(table), version, now_ms=now_ms)
+            state = snapshot_state(spark, snap)
         except (Py4JJavaError, PySparkException) as exc:
             raise self._fail(exc) from exc
         rows = None
         try:
-            reader = spark.read.format("delta")
-            if version is not None:
-                reader = reader.option("versionAsOf", version)
-            rows = reader.load(location_uri(table)).count()
+            rows = snapshot_row_count(spark, snap)
         except (Py4JJavaError, PySparkException):
             rows = None  # data files absent (log-only tables) or unreadable: only the state is compared
         checkpoint = state.source.get("checkpoint")

@@ -145,7 +145,11 @@ def delta_spark_state(
     spark: SparkSession, table: str, version: int | None = None, *, now_ms: int | None = None
 ) -> TableState:
     """delta-spark's view of ``table`` at ``version`` as a :class:`TableState` (expiry as of ``now_ms``)."""
-    snap = delta_snapshot(spark, table, version, now_ms=now_ms)
+    return snapshot_state(spark, delta_snapshot(spark, table, version, now_ms=now_ms))
+
+
+def snapshot_state(spark: SparkSession, snap: Any) -> TableState:
+    """The :class:`TableState` of one delta-spark ``Snapshot`` (:func:`delta_snapshot`)."""
     actions = _state_actions(spark, snap)
     return TableState.build(
         version=int(snap.version()),
@@ -157,3 +161,21 @@ def delta_spark_state(
         domain_metadata=actions["domainMetadata"],
         source={"checkpoint": checkpoint_description(snap)},
     )
+
+
+def snapshot_row_count(spark: SparkSession, snap: Any) -> int:
+    """The rows delta-spark reads from the data files of one ``Snapshot``, with its own scan.
+
+    The relation is the one ``spark.read.format("delta").load(...)`` builds once it has resolved its
+    snapshot (``DeltaTableV2.toBaseRelation``: ``deltaLog.createRelation(…, Some(initialSnapshot), …,
+    isTimeTravelQuery)``, ``DeltaTableV2.scala`` L332-333 at v4.4.0), given the snapshot already read:
+    a load with ``versionAsOf`` would build a second ``Snapshot`` of the same version and replay its
+    state again (8-10 Spark jobs per versioned read instead of 5). With ``isTimeTravelQuery`` the scan
+    reads exactly this snapshot (``TahoeFileIndex.getSnapshotToScan``, ``TahoeFileIndex.scala`` L300-306),
+    whose files the state reports. Raises the JVM's error when a data file is missing or unreadable.
+    """
+    jvm = jvm_of(spark)
+    log = snap.deltaLog()
+    no_filters = getattr(log, "createRelation$default$1")()  # Nil
+    relation = log.createRelation(no_filters, jvm.scala.Some(snap), jvm.scala.Option.empty(), True)
+    return int(spark._jsparkSession.baseRelationToDataFrame(relation).count())
