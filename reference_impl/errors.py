@@ -184,6 +184,11 @@ class SelfCheckFailed(CheckpointError):
     code = ErrorCode.SELF_CHECK_FAILED
 
 
+class ReusedSidecarGone(SelfCheckFailed):
+    """Raised when a sidecar an incremental checkpoint lists again is missing or has another size
+    (``CKPT-INC-005``); the writer handles it by writing the checkpoint in full."""
+
+
 class StorageError(CheckpointError):
     """Raised when the storage refuses an operation (unwritable location, rename failure, …)."""
 

@@ -10,7 +10,8 @@ checkpoint starts from the checkpoint its replay used (the *base*):
 * a base sidecar is **reused** — listed again, unchanged — when no file action of a commit after
   the base has the identity (canonical path, deletion-vector id: ``CKPT-CONTENT-014``) of one of
   its rows (no remove or re-add since; decided exactly, by joining the identities, not from
-  ``dataChange``), none of its tombstones has expired by the new cutoff, and it has rows;
+  ``dataChange``), none of its tombstones has expired by the new cutoff, it has rows, and it is
+  younger than the *reuse age* (``CKPT-INC-004``: half the log retention, :func:`reuse_cutoff`);
 * the other base sidecars are **rewritten**: their surviving rows (those the commits did not
   touch, expired tombstones dropped) go into new sidecars, with
 * the **changes**: the last action per identity of the commits after the base (new adds, new
@@ -35,7 +36,9 @@ The base sidecars are read only for their identity columns (no shuffle of the st
 removes and oldest tombstone per file — the re-check of every reused sidecar before anything is
 written — and which files hold a touched identity, where only rows whose last path segment
 (:func:`~reference_impl.spark.columns.canonical_name`) a touched file shares are canonicalized and
-compared. The rows written are read back as any sidecar's.
+compared. The rows written are read back as any sidecar's. The writer re-checks every reused
+sidecar before and after it publishes the top-level file (``CKPT-INC-005``,
+:mod:`~reference_impl.write.writer`).
 """
 
 from __future__ import annotations
@@ -67,6 +70,8 @@ LAYOUT_TAG = "delta-ckpt.layout"
 LAYOUT = "append-v1"  # hash-path-v1/-v2 bucketed by a hash of the path: an append dirtied every bucket
 SMALL_ROWS_TAG = "delta-ckpt.smallSidecarRows"
 MAX_SMALL_TAG = "delta-ckpt.maxSmallSidecars"
+#: A sidecar older than ``log retention // REUSE_AGE_SHARE`` is not reused (``CKPT-INC-004``).
+REUSE_AGE_SHARE = 2
 
 
 def layout_tags(actions_per_sidecar: int | None, max_small_sidecars: int) -> dict[str, str]:
@@ -76,6 +81,13 @@ def layout_tags(actions_per_sidecar: int | None, max_small_sidecars: int) -> dic
         SMALL_ROWS_TAG: str(small_rows(actions_per_sidecar)),
         MAX_SMALL_TAG: str(max_small_sidecars),
     }
+
+
+def reuse_cutoff(now_ms: int, log_retention_ms: int) -> int:
+    """Sidecars modified before this time are not reused (``CKPT-INC-004``): a cleaner that keeps
+    unreferenced sidecars for the log retention (ours by default, ``CKPT-CLEAN-015``; delta-spark) cannot
+    delete one during the next half of it, whatever happens to the checkpoints that list it."""
+    return now_ms - log_retention_ms // REUSE_AGE_SHARE
 
 
 @dataclass(frozen=True)
@@ -89,13 +101,18 @@ class BaseSidecar:
     oldest_tombstone: int | None
     touched: bool
 
+    @property
+    def modification_time(self) -> int:
+        """The ``modificationTime`` the base checkpoint's ``sidecar`` action records."""
+        return int(self.resolved.action["modificationTime"])
+
     def as_reused(self) -> WrittenFile:
         action = self.resolved.action
         return WrittenFile(
             f"{SIDECAR_DIR}/{self.resolved.name}",
             FileRole.SIDECAR,
             int(action["sizeInBytes"]),
-            int(action["modificationTime"]),
+            self.modification_time,
             self.rows,
             self.adds,
             self.removes,
@@ -108,7 +125,7 @@ class Decision:
     """Which base sidecars are reused, and why each other one is rewritten."""
 
     reused: list[BaseSidecar]
-    rewritten: dict[str, str]  # sidecar name -> reason: touched, expired, empty, compacted
+    rewritten: dict[str, str]  # sidecar name -> reason: empty, touched, expired, aged, compacted
 
     def note(self) -> str:
         reasons: dict[str, int] = {}
@@ -120,10 +137,13 @@ class Decision:
         )
 
 
-def decide(sidecars: list[BaseSidecar], cutoff_ms: int, small: int, max_small: int) -> Decision:
+def decide(
+    sidecars: list[BaseSidecar], cutoff_ms: int, reuse_after_ms: int, small: int, max_small: int
+) -> Decision:
     """Reuse a base sidecar unless it was touched, holds an expired tombstone (deleted at or before
-    ``cutoff_ms``) or no rows; then, when ``max_small`` or more of the kept ones have fewer than
-    ``small`` rows, rewrite those small ones too (compaction)."""
+    ``cutoff_ms``), no rows, or was modified before ``reuse_after_ms`` (:func:`reuse_cutoff`); then,
+    when ``max_small`` or more of the kept ones have fewer than ``small`` rows, rewrite those small
+    ones too (compaction)."""
     rewritten: dict[str, str] = {}
     kept: list[BaseSidecar] = []
     for sidecar in sidecars:
@@ -133,6 +153,8 @@ def decide(sidecars: list[BaseSidecar], cutoff_ms: int, small: int, max_small: i
             rewritten[sidecar.resolved.name] = "touched"
         elif sidecar.oldest_tombstone is not None and sidecar.oldest_tombstone <= cutoff_ms:
             rewritten[sidecar.resolved.name] = "expired"
+        elif sidecar.modification_time < reuse_after_ms:
+            rewritten[sidecar.resolved.name] = "aged"
         else:
             kept.append(sidecar)
     smalls = [s for s in kept if s.rows < small]
@@ -169,16 +191,15 @@ def plan_partial(
         # them reads these rows instead of reading and canonicalizing the commits again.
         touched = touched.distinct().localCheckpoint()
     scanned = _scan(spark, snap, list(base.sidecars), schema, touched)
-    decision = decide(scanned, cutoff, small_rows(actions_per_sidecar), max_small)
+    reuse_after = reuse_cutoff(snap.now_ms, snap.properties.log_retention_ms)
+    decision = decide(scanned, cutoff, reuse_after, small_rows(actions_per_sidecar), max_small)
     if not decision.reused:
         return "no sidecar of the base can be listed again"
     carried = None
     if decision.rewritten:
         uris = [s.resolved.path.spark_uri() for s in scanned if s.resolved.name in decision.rewritten]
-        rows = _base_rows(spark, uris, schema, whole=True)
-        carried = (
-            _touched(rows, touched, snap.table, keep=True).where(unexpired(cutoff)).select("add", "remove")
-        )
+        rows = _with_hits(_base_rows(spark, uris, schema, whole=True), touched, snap.table)
+        carried = rows.where(~F.col(_HIT) & unexpired(cutoff)).select("add", "remove")
     reused = [s.as_reused() for s in decision.reused]
     return PartialState(reused, changed, carried), decision
 
@@ -196,17 +217,20 @@ def _scan(
     touched: DataFrame,
 ) -> list[BaseSidecar]:
     """Per base sidecar: rows, adds, removes, oldest tombstone and whether a commit touched one of
-    its identities — two scans of the identity columns, the touched identities broadcast."""
-    keyed = _base_rows(spark, [s.path.spark_uri() for s in sidecars], schema, whole=False)
+    its identities — one aggregation over the identity columns (one Spark job besides the broadcasts),
+    the touched identities broadcast."""
+    keyed = _with_hits(
+        _base_rows(spark, [s.path.spark_uri() for s in sidecars], schema, whole=False), touched, snap.table
+    )
     counts = keyed.groupBy("_name").agg(
         F.count(F.lit(1)).alias("rows"),
         F.count("add").alias("adds"),
         F.count("remove").alias("removes"),
         F.min("remove.deletionTimestamp").alias("oldest"),
+        F.max(F.col(_HIT).cast("int")).alias("hits"),
     )
+    spark.sparkContext.setJobDescription(f"delta-ckpt: scan {len(sidecars)} base sidecar(s)")
     found = {r["_name"]: r for r in counts.collect()}
-    touched_rows = _touched(keyed, touched, snap.table, keep=False)
-    hit = {r["_name"] for r in touched_rows.select("_name").distinct().collect()}
     out = []
     for sidecar in sidecars:
         row = found.get(sidecar.name)
@@ -215,7 +239,7 @@ def _scan(
         else:
             oldest = None if row["oldest"] is None else int(row["oldest"])
             counted = (int(row["rows"]), int(row["adds"]), int(row["removes"]))
-            out.append(BaseSidecar(sidecar, *counted, oldest, sidecar.name in hit))
+            out.append(BaseSidecar(sidecar, *counted, oldest, bool(row["hits"])))
     return out
 
 
@@ -242,20 +266,25 @@ def _base_rows(spark: SparkSession, uris: list[str], schema: T.StructType, *, wh
     )
 
 
-def _touched(keyed: DataFrame, touched: DataFrame, root: Location, *, keep: bool) -> DataFrame:
-    """The rows of ``keyed`` (:func:`_base_rows`) whose identity is in ``touched`` (``keep``: those
-    whose identity is not). Rows whose canonical name no touched file has cannot match: only the
-    others are canonicalized and joined by identity."""
-    names = F.broadcast(touched.select(F.substring_index("_path", "/", -1).alias("_key")).distinct())
-    maybe = keyed.join(names, "_key", "left_semi").unionByName(keyed.where(F.col("_key").isNull()))
-    maybe = maybe.select(*keyed.columns, *file_identity(root))
-    how = "left_anti" if keep else "left_semi"
-    found = maybe.join(F.broadcast(touched), on=_same_identity(maybe, touched), how=how).select(
-        *keyed.columns
-    )
-    if not keep:
-        return found
-    return keyed.where(F.col("_key").isNotNull()).join(names, "_key", "left_anti").unionByName(found)
+_HIT = "_hit"
+
+
+def _with_hits(keyed: DataFrame, touched: DataFrame, root: Location) -> DataFrame:
+    """``keyed`` (:func:`_base_rows`) with ``_hit``: whether a row's identity is in ``touched``. Only
+    rows whose canonical name a touched file shares (or that have none) are canonicalized and
+    compared; both joins broadcast the few touched rows and keep every row of ``keyed``."""
+    names = touched.select(F.substring_index("_path", "/", -1).alias("_key")).distinct()
+    names = F.broadcast(names.withColumn("_maybe", F.lit(True)))
+    maybe = keyed.join(names, "_key", "left")
+    candidate = F.col("_maybe").isNotNull() | F.col("_key").isNull()
+    identity = [
+        F.when(candidate, column).alias(str(name))
+        for column, name in zip(file_identity(root), ("_path", "_dv"), strict=True)
+    ]
+    rows = maybe.select(*keyed.columns, *identity)
+    found = F.broadcast(touched.withColumn(_HIT, F.lit(True)))
+    joined = rows.join(found, on=_same_identity(rows, found), how="left")
+    return joined.select(*[rows[c] for c in keyed.columns], F.coalesce(found[_HIT], F.lit(False)).alias(_HIT))
 
 
 def _same_schema(recorded: str | None, wanted: Any) -> bool:

@@ -61,16 +61,22 @@ class Publisher:
             raise StorageError("a UUID-named checkpoint with this name exists", path=str(final)) from None
         return WrittenFile(name, FileRole.TOP_LEVEL, info.size, info.mtime_ms, rows, 0, 0)
 
-    def verify_sidecars(self, sidecars: list[WrittenFile]) -> None:
-        """Every published sidecar still exists with the recorded size (``CKPT-WRITE-005``)."""
+    def verify_sidecars(
+        self,
+        sidecars: list[WrittenFile],
+        error: type[SelfCheckFailed] = SelfCheckFailed,
+        rule: str = "CKPT-WRITE-005",
+    ) -> None:
+        """Every sidecar still exists with the recorded size (``CKPT-WRITE-005``; reused ones:
+        ``CKPT-INC-005``), else ``error`` naming ``rule``."""
         for sc in sidecars:
             info = self.storage.stat(self.log_dir / sc.name)
             if info is None or info.size != sc.size_in_bytes:
-                raise SelfCheckFailed(
+                raise error(
                     f"sidecar {sc.name} is {'missing' if info is None else f'{info.size} bytes'}, "
                     f"recorded {sc.size_in_bytes}",
                     path=str(self.log_dir / sc.name),
-                    rule="CKPT-WRITE-005",
+                    rule=rule,
                 )
 
     def _timestamped(self, info: FileInfo, path: Location) -> FileInfo:

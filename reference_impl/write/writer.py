@@ -19,7 +19,9 @@ Usage::
 4. stage parts or sidecars with Spark's executors and **read them back**: the add/remove/row counts
    must equal the state's (:mod:`~reference_impl.write.staging`);
 5. publish sidecars under unique names, re-check each, then the top-level file(s) create-if-absent
-   (:mod:`~reference_impl.write.publish`);
+   (:mod:`~reference_impl.write.publish`); an incremental checkpoint re-checks its reused sidecars
+   after publication too, and when one is gone removes its top-level file, replays again and writes
+   the checkpoint in full (``CKPT-INC-005``);
 6. replace ``_last_checkpoint`` atomically, never with an older version (:mod:`~reference_impl.write.hint`).
 
 A failure before the top-level file leaves at most unreferenced sidecars: no reader sees a change.
@@ -41,6 +43,7 @@ from pyspark.sql import types as T
 
 from reference_impl.errors import (
     CheckpointError,
+    ReusedSidecarGone,
     SelfCheckFailed,
     StorageError,
     TableNotFound,
@@ -206,9 +209,9 @@ class _Writer:
                 )
                 self.hooks.reached(PublicationPoint.SIDECAR_PUBLISHED, index)
         self.hooks.reached(PublicationPoint.SIDECARS_PUBLISHED)
-        written += state.reused
         self.publisher.verify_sidecars(written)
-        return written, file_rows.schema
+        self.publisher.verify_sidecars(state.reused, ReusedSidecarGone, "CKPT-INC-005")
+        return written + state.reused, file_rows.schema
 
     def plan_partial(self) -> PartialState | None:
         """With ``incremental``: the base sidecars to list again and the rows to write; None: a full write."""
@@ -268,7 +271,19 @@ class _Writer:
         inline = None if self.plan.sidecars else state
         top, schema = self.write_top_level(name, fmt, head, inline, state.rows.schema)
         self.hooks.reached(PublicationPoint.TOP_LEVEL_PUBLISHED)
+        if state.reused and not top.kept_existing:
+            self._recheck_reused(state.reused, top)
         return [*sidecars, top], schema, [*state.non_file, cp_meta]
+
+    def _recheck_reused(self, reused: list[WrittenFile], top: WrittenFile) -> None:
+        """``CKPT-INC-005``: after publication too, every reused sidecar exists with its recorded size
+        (a cleaner may have deleted one since the check before); else this writer removes the top-level
+        file it just published — no reader can use it — and raises :class:`ReusedSidecarGone`."""
+        try:
+            self.publisher.verify_sidecars(reused, ReusedSidecarGone, "CKPT-INC-005")
+        except ReusedSidecarGone:
+            self.storage.delete(self.log_dir / top.name)
+            raise
 
     def write_top_level(
         self,
@@ -414,13 +429,30 @@ def write_checkpoint(
     session = session_source(spark)
     opened = require_checkpointable_table(table, storage_options, session=session)
     _check_preconditions(opened, version)
-    spark = session()
+    try:
+        return _write(session(), opened, version, options, started, reuse=True)
+    except ReusedSidecarGone as gone:  # only an incremental checkpoint lists reused sidecars
+        # CKPT-INC-005: its top-level file is deleted; replay again (the base may be gone) and write in full.
+        options.progress.note(f"incremental: full write ({gone})")
+        return _write(session(), opened, version, options, started, reuse=False)
+
+
+def _write(
+    spark: SparkSession,
+    opened: Table,
+    version: int | None,
+    options: CheckpointOptions,
+    started: float,
+    *,
+    reuse: bool,
+) -> CheckpointResult:
+    """Steps 2-6; with ``reuse``, an incremental plan lists base sidecars again (else it writes in full)."""
     snap = _replay(spark, opened, version, options)
     plan = resolve_plan(options, snap)
     writer = _Writer(spark, snap, plan, options)
     state: CheckpointRows | None = None
     try:
-        partial = writer.plan_partial() if plan.incremental else None
+        partial = writer.plan_partial() if plan.incremental and reuse else None
         with options.progress.phase("reconcile and count the state"), snap.replay_errors():
             state = state_rows(spark, snap, plan, partial)
         schema: T.StructType | None

@@ -103,7 +103,8 @@ def histories(draw: st.DrawFn) -> History:
 SHARED_THEN_CLEANED = History(
     (
         Commit(gap_days=0, adds=3, removes=(), checkpoint=True, cleanup=None, cleanup_days=0),
-        Commit(gap_days=2, adds=0, removes=(), checkpoint=True, cleanup="delta-spark", cleanup_days=2),
+        # the same day: a sidecar older than half the log retention is not reused (CKPT-INC-004)
+        Commit(gap_days=0, adds=0, removes=(), checkpoint=True, cleanup="delta-spark", cleanup_days=2),
     ),
     delta_spark_reads=True,
     expect_reuse=True,

@@ -20,7 +20,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from conformance.adapters.deltalake import deltalake_state
 from conformance.compare import assert_states_equal, unavailable_fields
@@ -37,6 +37,7 @@ from conformance.tables.builder import (
     write_commit,
     write_log,
 )
+from reference_impl.hooks import NO_HOOKS, Hooks, PublicationPoint
 from reference_impl.read.sidecars import ResolvedSidecar
 from reference_impl.read.snapshot import read_snapshot
 from reference_impl.storage import Location
@@ -47,6 +48,7 @@ from reference_impl.write.incremental import (
     SMALL_ROWS_TAG,
     BaseSidecar,
     decide,
+    reuse_cutoff,
 )
 from reference_impl.write.options import CheckpointOptions
 from reference_impl.write.result import CheckpointResult
@@ -80,10 +82,20 @@ def _build(table: Path) -> Path:
 
 
 def _write(
-    table: Path, version: int, now_ms: int, spark: SparkSession, per_sidecar: int = PER_SIDECAR
+    table: Path,
+    version: int,
+    now_ms: int,
+    spark: SparkSession,
+    per_sidecar: int = PER_SIDECAR,
+    hooks: Hooks = NO_HOOKS,
 ) -> CheckpointResult:
     options = CheckpointOptions(
-        spec=CheckpointSpec.V2, incremental=True, actions_per_sidecar=per_sidecar, now_ms=now_ms
+        spec=CheckpointSpec.V2,
+        incremental=True,
+        actions_per_sidecar=per_sidecar,
+        now_ms=now_ms,
+        file_time_ms=now_ms,  # the reuse age (CKPT-INC-004) compares sidecar times with the clock
+        hooks=hooks,
     )
     return write_checkpoint(table, version, options, spark=spark)
 
@@ -263,35 +275,52 @@ def test_incremental_checkpoint_writes_only_what_changed(spark: SparkSession, tm
     )
 
 
-def _base(name: str, rows: int, *, oldest: int | None = None, touched: bool = False) -> BaseSidecar:
-    resolved = ResolvedSidecar({"path": name}, Location.parse(f"/t/_delta_log/_sidecars/{name}"))
+def _base(
+    name: str, rows: int, *, oldest: int | None = None, touched: bool = False, mtime: int = 5_000
+) -> BaseSidecar:
+    action = {"path": name, "sizeInBytes": 10, "modificationTime": mtime}
+    resolved = ResolvedSidecar(action, Location.parse(f"/t/_delta_log/_sidecars/{name}"))
     return BaseSidecar(resolved, rows, rows, 0, oldest, touched)
 
 
-@pytest.mark.requirement("CKPT-INC-002")
+@pytest.mark.requirement("CKPT-INC-002", "CKPT-INC-004")
 def test_which_base_sidecars_are_rewritten() -> None:
-    """A touched sidecar, one with an expired tombstone and an empty one are rewritten, the others
-    reused; once ``max_small`` small ones (below ``small`` rows) would be reused, all of those are
-    rewritten too (compaction), and the big ones stay.
+    """A touched sidecar, one with an expired tombstone, an empty one and one modified before the
+    reuse cutoff are rewritten, the others reused (one modified exactly at the cutoff too); once
+    ``max_small`` small ones (below ``small`` rows) would be reused, all of those are rewritten too
+    (compaction), and the big ones stay. The reuse cutoff is half the log retention before the clock.
 
     Spec: CKPT-INC-002
     "A writer MUST list a sidecar file written for an earlier checkpoint only when, for every logical
     file that has an action in that sidecar, the action is the one the new checkpoint's state holds
     for that file …"
+
+    Spec: CKPT-INC-004
+    "A writer MUST NOT list a sidecar file written for an earlier checkpoint when the sidecar's
+    modification time is earlier than the new checkpoint's time minus half the table's log retention
+    (`delta.logRetentionDuration`)."
     """
+    reuse_after = reuse_cutoff(now_ms=9_000, log_retention_ms=8_000)
+    assert reuse_after == 5_000, f"reuse cutoff {reuse_after} at 9000 with a retention of 8000"
     sidecars = [
         _base("big", 100),
         _base("touched", 100, touched=True),
         _base("expired", 100, oldest=1_000),
         _base("fresh", 100, oldest=1_001),
         _base("empty", 0),
+        _base("aged", 100, mtime=4_999),
         _base("small-1", 3),
         _base("small-2", 3),
     ]
-    kept = decide(sidecars, cutoff_ms=1_000, small=10, max_small=3)
+    kept = decide(sidecars, cutoff_ms=1_000, reuse_after_ms=reuse_after, small=10, max_small=3)
     assert [s.resolved.name for s in kept.reused] == ["big", "fresh", "small-1", "small-2"], kept
-    assert kept.rewritten == {"touched": "touched", "expired": "expired", "empty": "empty"}, kept
-    merged = decide(sidecars, cutoff_ms=1_000, small=10, max_small=2)
+    assert kept.rewritten == {
+        "touched": "touched",
+        "expired": "expired",
+        "empty": "empty",
+        "aged": "aged",
+    }, kept
+    merged = decide(sidecars, cutoff_ms=1_000, reuse_after_ms=reuse_after, small=10, max_small=2)
     assert [s.resolved.name for s in merged.reused] == ["big", "fresh"], merged
     assert {k for k, v in merged.rewritten.items() if v == "compacted"} == {"small-1", "small-2"}, merged
 
@@ -333,3 +362,66 @@ def test_incremental_checkpoint_does_not_list_a_base_sidecar_without_rows(
     )
     got = read_snapshot(spark, table, version=1, now_ms=NOW_A).table_state()
     assert not got.files and got.source["checkpoint"]["version"] == 1, f"{table}: v1 read as {got.source}"
+
+
+class _DeleteAfterPublication:
+    """Hooks that delete one sidecar when the first top-level file is published: a cleaner racing the
+    writer between its check before publication and the publication."""
+
+    def __init__(self, sidecar: Path) -> None:
+        self.sidecar = sidecar
+        self.deleted_at: list[str] = []
+
+    def reached(self, point: PublicationPoint, count: int | None = None) -> None:
+        if point is PublicationPoint.TOP_LEVEL_PUBLISHED and not self.deleted_at:
+            self.sidecar.unlink()
+            self.deleted_at.append(point)
+
+    def prepare(self, df: DataFrame) -> DataFrame:
+        return df
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-INC-005")
+def test_a_reused_sidecar_gone_after_publication_means_a_full_checkpoint(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """16 files (A: two sidecars of 8), an append, then B (incremental) — and one of A's sidecars is
+    deleted right after B publishes its top-level file. B's writer removes that top-level file and
+    writes the checkpoint in full: one checkpoint of version 2 is left, it lists no sidecar of A,
+    and it holds all 17 files.
+
+    Spec: CKPT-INC-005
+    "A writer that lists a sidecar file written for an earlier checkpoint MUST check, both before and
+    after it publishes the top-level file, that the sidecar exists with the size its `sidecar` action
+    records; if the check after publication fails, it MUST delete the top-level file it published
+    before it reports success or writes `_last_checkpoint`."
+    """
+    table = write_log(
+        tmp_path / "table",
+        [
+            [
+                v2_protocol(),
+                metadata(schema(schema_field("v", "long")), configuration={"delta.checkpointPolicy": "v2"}),
+            ],
+            [commit_info(), *[add(f"f-{i:02d}.parquet", size=100 + i) for i in range(16)]],
+            [commit_info(), add("new-1.parquet", size=900)],
+        ],
+    )
+    a = _write(table, 1, NOW_A, spark, per_sidecar=8)
+    victim = sorted(s.base_name for s in a.sidecars)[0]
+    hooks = _DeleteAfterPublication(log_dir(table) / "_sidecars" / victim)
+    b = _write(table, 2, NOW_A, spark, per_sidecar=8, hooks=hooks)
+    assert hooks.deleted_at, f"{table}: the hook never deleted {victim}"
+    tops = sorted(p.name for p in log_dir(table).glob("00000000000000000002.checkpoint.*"))
+    assert tops == [b.top_level[0].name], (
+        f"{table}: version 2's top-level files {tops}, B wrote {b.top_level}"
+    )
+    listed = {(s.base_name, s.kept_existing) for s in b.sidecars}
+    assert not any(kept for _, kept in listed) and not {n for n, _ in listed} & {
+        s.base_name for s in a.sidecars
+    }, f"{table}: B lists {sorted(listed)}; A's sidecars are {sorted(s.base_name for s in a.sidecars)}"
+    adds = sorted(
+        r["add"]["path"] for s in b.sidecars for r in rows_of(log_dir(table) / s.name) if "add" in r
+    )
+    assert len(adds) == 17 and len(set(adds)) == 17, f"{table}: B's sidecars hold the adds {adds}"

@@ -1,0 +1,188 @@
+"""An incremental V2 checkpoint holds exactly the actions a full checkpoint of the same version holds.
+
+Spec: ``spec/checkpoints.md`` §12.1 Sidecar reuse (``CKPT-INC-002``, ``CKPT-INC-004``);
+``docs/incremental-v2-checkpoints.md``.
+
+Hypothesis draws a history: 12 bulk files added at version 1 (one tombstone with them), then the
+commits of the reader's reconcile property test (:mod:`tests.reference_impl.read.test_reconcile_property`:
+adds, removes and re-adds of three files, with and without deletion vectors, tombstones on both
+sides of the cutoff), some of which also remove bulk files, by relative path or by absolute URI
+(one identity, ``CKPT-CONTENT-014``). Our writer writes an ``--incremental`` checkpoint at a drawn
+base version (its clock 3 or 16 days before the final one: tombstones expire in between, and at 16
+days every base sidecar is older than the reuse age) and another at the last version, which
+reuses what it may; a full checkpoint of the last version is written in a copy of the table
+without checkpoints. Both are decoded with pyarrow, not with our reader: the reader shares the
+replay and the reconcile with the writer, so it would share their mistakes, and it takes the last
+action per file, so it would hide a file held twice (once in a reused sidecar, once in a new one).
+Every action but ``checkpointMetadata`` and ``sidecar`` must be the same, once each. The examples are
+few and derandomized (CI runs the same ones): each costs three real checkpoint writes.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from pyspark.sql import SparkSession
+
+from conformance.tables.builder import add, metadata, remove, schema, schema_field, v2_protocol, write_log
+from reference_impl.write.incremental import reuse_cutoff
+from reference_impl.write.options import CheckpointOptions
+from reference_impl.write.result import CheckpointResult
+from reference_impl.write.writer import write_checkpoint
+from spec.vocabulary import CheckpointSpec
+from tests.reference_impl.read.test_reconcile_property import (
+    NOW_MS,
+    TIMESTAMPS,
+    Op,
+    action_json,
+    histories,
+)
+from tests.reference_impl.write.helpers import checkpoint_paths, rows_of
+
+DAY_MS = 86_400_000
+BULK = 12
+LOG_RETENTION_MS = 30 * DAY_MS
+CONFIGURATION = {
+    "delta.checkpointPolicy": "v2",
+    "delta.enableDeletionVectors": "true",
+    "delta.logRetentionDuration": "interval 30 days",
+}
+#: How long before the final checkpoint the base is written: tombstones expire in between; at 16 days
+#: (the log retention is 30) every base sidecar is older than the reuse age (CKPT-INC-004).
+BASE_AGES = (3 * DAY_MS, 16 * DAY_MS)
+
+
+@dataclass(frozen=True)
+class Case:
+    history: tuple[tuple[Op, ...], ...]  # the commits after the bulk one
+    bulk_removes: tuple[tuple[int, ...], ...]  # per commit of ``history``: bulk files it removes
+    absolute: bool  # bulk removes name the file by its absolute URI
+    base: int  # the version of the base checkpoint (1 = the bulk commit)
+    base_age_ms: int
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> Case:
+    history = tuple(tuple(c) for c in draw(histories))
+    removes = tuple(tuple(draw(st.lists(st.integers(0, BULK - 1), max_size=2, unique=True))) for _ in history)
+    return Case(
+        history,
+        removes,
+        draw(st.booleans()),
+        draw(st.integers(1, len(history))),
+        draw(st.sampled_from(BASE_AGES)),
+    )
+
+
+#: The explicit example: a base right after the bulk commit, then a DV update of one file and the
+#: remove of two bulk files (by URI): the final checkpoint reuses some base sidecars and rewrites others.
+MIXED = Case(
+    history=((Op("add", 0, 1, 0), Op("remove", 1, 0, 3)), (Op("remove", 0, 1, 3), Op("add", 0, 2, 0))),
+    bulk_removes=((3,), (7,)),
+    absolute=True,
+    base=1,
+    base_age_ms=BASE_AGES[0],
+)
+
+
+def _commits(table: Path, case: Case) -> list[list[dict[str, Any]]]:
+    """Version 0 (protocol, metadata), the bulk commit, then the drawn commits."""
+    features = ["deletionVectors"]
+    head = [
+        v2_protocol(reader_extra=features, writer_extra=features),
+        metadata(schema(schema_field("id", "long")), configuration=CONFIGURATION),
+    ]
+    serial = iter(range(10_000))
+    bulk = [add(f"bulk-{i:02d}.parquet", size=100 + i) for i in range(BULK)]
+    first = [*bulk, remove("gone.parquet", deletion_timestamp=TIMESTAMPS[1])]
+    commits = [head, first]
+    for ops, removed in zip(case.history, case.bulk_removes, strict=True):
+        actions = [action_json(op, next(serial)) for op in ops]
+        for i in removed:
+            path = f"{table.as_uri()}/bulk-{i:02d}.parquet" if case.absolute else f"bulk-{i:02d}.parquet"
+            actions.append(remove(path, deletion_timestamp=TIMESTAMPS[i % len(TIMESTAMPS)] + i, size=100 + i))
+        commits.append(actions)
+    return commits
+
+
+def _checkpoint(
+    spark: SparkSession, table: Path, version: int, now_ms: int, *, incremental: bool
+) -> CheckpointResult:
+    options = CheckpointOptions(
+        spec=CheckpointSpec.V2,
+        incremental=incremental,
+        actions_per_sidecar=2,
+        now_ms=now_ms,
+        file_time_ms=now_ms,
+    )
+    return write_checkpoint(table, version, options, spark=spark)
+
+
+def _decoded(table: Path, result: CheckpointResult) -> list[str]:
+    """Every action of the checkpoint's files but ``checkpointMetadata`` and ``sidecar``, as JSON with
+    the table's URI replaced by ``<root>`` (the two tables' absolute paths differ only there)."""
+    rows = [row for path in checkpoint_paths(table, result) for row in rows_of(path)]
+    kept = [r for r in rows if not {"checkpointMetadata", "sidecar"} & set(r)]
+    root = f"{table.as_uri()}/"
+    return [json.dumps(r, sort_keys=True, default=str).replace(root, "<root>/") for r in kept]
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-INC-002", "CKPT-INC-004")
+@settings(
+    max_examples=1,  # plus the explicit example; each costs three checkpoint writes
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@example(case=MIXED)
+@given(case=cases())
+def test_incremental_checkpoint_equals_a_full_checkpoint(
+    spark: SparkSession, tmp_path: Path, case: Case
+) -> None:
+    """Spec: CKPT-INC-002
+    "A writer MUST list a sidecar file written for an earlier checkpoint only when, for every logical
+    file that has an action in that sidecar, the action is the one the new checkpoint's state holds
+    for that file, and no other file of the new checkpoint holds an action for that logical file."
+
+    Spec: CKPT-INC-004
+    "A writer MUST NOT list a sidecar file written for an earlier checkpoint when the sidecar's
+    modification time is earlier than the new checkpoint's time minus half the table's log retention …"
+    """
+    root = Path(tempfile.mkdtemp(dir=tmp_path))
+    try:
+        table = root / "table"
+        full_table = root / "full"  # the same commits (absolute URIs name its own root)
+        commits = _commits(table, case)
+        write_log(table, commits)
+        write_log(full_table, _commits(full_table, case))
+        last = len(commits) - 1
+        base = _checkpoint(spark, table, case.base, NOW_MS - case.base_age_ms, incremental=True)
+        final = _checkpoint(spark, table, last, NOW_MS, incremental=True)
+        full = _checkpoint(spark, full_table, last, NOW_MS, incremental=False)
+
+        base_names = {s.base_name for s in base.sidecars}
+        reused = {s.base_name for s in final.sidecars if s.kept_existing}
+        label = f"{table} v{last} ({case}): reused {sorted(reused)} of the base's {sorted(base_names)}"
+        assert reused <= base_names, f"{label}: a reused sidecar is not the base's"
+        if NOW_MS - case.base_age_ms < reuse_cutoff(NOW_MS, LOG_RETENTION_MS):
+            assert not reused, f"{label}: the base sidecars are older than the reuse age"
+        if case == MIXED:
+            assert reused and base_names - reused, f"{label}: the example must reuse some and rewrite some"
+        got, want = Counter(_decoded(table, final)), Counter(_decoded(full_table, full))
+        assert got == want, (
+            f"{label}: only in the incremental checkpoint (action: times) {dict(got - want)}; "
+            f"only in the full checkpoint {dict(want - got)}"
+        )
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
