@@ -67,5 +67,6 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def emit_json(document: Any) -> None:
-    json.dump(document, sys.stdout, indent=2, sort_keys=False, default=str)
-    sys.stdout.write("\n")
+    """``document`` as indented JSON on stdout, in one write (``json.dump`` writes it piece by piece:
+    0.18-0.21 s for the state of a 10,000-file table, in one 0.05-0.09 s, issue #12; the same text)."""
+    sys.stdout.write(json.dumps(document, indent=2, sort_keys=False, default=str) + "\n")
