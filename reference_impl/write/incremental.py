@@ -34,8 +34,7 @@ of every checkpoint written with ``incremental``:
 
 The base sidecars are read only for their identity columns (no shuffle of the state): rows, adds,
 removes and oldest tombstone per file — the re-check of every reused sidecar before anything is
-written — and which files hold a touched identity, in one aggregation (one Spark job; the touched
-identities, few, are collected once and tested as sets of literals), where only rows whose last path segment
+written — and which files hold a touched identity, where only rows whose last path segment
 (:func:`~reference_impl.spark.columns.canonical_name`) a touched file shares are canonicalized and
 compared. The rows written are read back as any sidecar's. The writer re-checks every reused
 sidecar before and after it publishes the top-level file (``CKPT-INC-005``,
@@ -61,7 +60,7 @@ from reference_impl.write.rows import PartialState
 from reference_impl.write.sizing import small_rows
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql import types as T
 
     from reference_impl.read.snapshot import Snapshot
@@ -182,10 +181,15 @@ def plan_partial(
     commits = read_commits(spark, snap.storage, snap.listing.log_dir, snap.segment.commits)
     if commits is None:
         changed = snap.state_df.limit(0)
-        touched = Touched(frozenset(), frozenset())
+        touched = spark.createDataFrame([], "_path string, _dv string")
     else:
         changed = reconcile_commits(commits, snap.table, cutoff)
-        touched = Touched.of(commits, snap.table)
+        touched = commits.where(F.col("add").isNotNull() | F.col("remove").isNotNull()).select(
+            *file_identity(snap.table)
+        )
+        # Few (the change): computed once (an eager local checkpoint), so each join that broadcasts
+        # them reads these rows instead of reading and canonicalizing the commits again.
+        touched = touched.distinct().localCheckpoint()
     scanned = _scan(spark, snap, list(base.sidecars), schema, touched)
     reuse_after = reuse_cutoff(snap.now_ms, snap.properties.log_retention_ms)
     decision = decide(scanned, cutoff, reuse_after, small_rows(actions_per_sidecar), max_small)
@@ -194,45 +198,15 @@ def plan_partial(
     carried = None
     if decision.rewritten:
         uris = [s.resolved.path.spark_uri() for s in scanned if s.resolved.name in decision.rewritten]
-        rows = _base_rows(spark, uris, schema, whole=True)
-        carried = rows.where(~touched.hit(snap.table) & unexpired(cutoff)).select("add", "remove")
+        rows = _with_hits(_base_rows(spark, uris, schema, whole=True), touched, snap.table)
+        carried = rows.where(~F.col(_HIT) & unexpired(cutoff)).select("add", "remove")
     reused = [s.as_reused() for s in decision.reused]
     return PartialState(reused, changed, carried), decision
 
 
-#: Joins the canonical path and the deletion-vector id into one key (no path holds a NUL character).
-_SEP = "\u0000"
-
-
-def _identity_key(path: Column, dv: Column) -> Column:
-    return F.concat(path, F.lit(_SEP), F.coalesce(dv, F.lit("")))
-
-
-@dataclass(frozen=True)
-class Touched:
-    """The identities (``CKPT-CONTENT-014``) file actions of the commits after the base have —
-    few (the change), so collected once and tested as sets of literals: no join, no broadcast."""
-
-    names: frozenset[str]  # the last segments of their canonical paths
-    keys: frozenset[str]  # canonical path, NUL, deletion-vector id (or "")
-
-    @classmethod
-    def of(cls, commits: DataFrame, root: Location) -> Touched:
-        files = commits.where(F.col("add").isNotNull() | F.col("remove").isNotNull())
-        rows = files.select(*file_identity(root)).distinct().collect()
-        return cls(
-            frozenset(str(r["_path"]).rsplit("/", 1)[-1] for r in rows),
-            frozenset(f"{r['_path']}{_SEP}{r['_dv'] or ''}" for r in rows),
-        )
-
-    def hit(self, root: Location) -> Column:
-        """Whether a row of :func:`_base_rows` has a touched identity. Only rows whose canonical name
-        (``_key``) a touched file shares, or that have none, are canonicalized and compared."""
-        if not self.keys:
-            return F.lit(False)
-        candidate = F.col("_key").isNull() | F.col("_key").isin(sorted(self.names))
-        found = _identity_key(*file_identity(root)).isin(sorted(self.keys))
-        return F.coalesce(F.when(candidate, found), F.lit(False))
+def _same_identity(left: DataFrame, right: DataFrame) -> Any:
+    """Equal identities; the deletion-vector id is null for most files, so it is compared null-safely."""
+    return (left["_path"] == right["_path"]) & left["_dv"].eqNullSafe(right["_dv"])
 
 
 def _scan(
@@ -240,17 +214,20 @@ def _scan(
     snap: Snapshot,
     sidecars: list[ResolvedSidecar],
     schema: T.StructType,
-    touched: Touched,
+    touched: DataFrame,
 ) -> list[BaseSidecar]:
     """Per base sidecar: rows, adds, removes, oldest tombstone and whether a commit touched one of
-    its identities — one aggregation over the identity columns."""
-    keyed = _base_rows(spark, [s.path.spark_uri() for s in sidecars], schema, whole=False)
+    its identities — one aggregation over the identity columns (one Spark job besides the broadcasts),
+    the touched identities broadcast."""
+    keyed = _with_hits(
+        _base_rows(spark, [s.path.spark_uri() for s in sidecars], schema, whole=False), touched, snap.table
+    )
     counts = keyed.groupBy("_name").agg(
         F.count(F.lit(1)).alias("rows"),
         F.count("add").alias("adds"),
         F.count("remove").alias("removes"),
         F.min("remove.deletionTimestamp").alias("oldest"),
-        F.max(touched.hit(snap.table).cast("int")).alias("hits"),
+        F.max(F.col(_HIT).cast("int")).alias("hits"),
     )
     spark.sparkContext.setJobDescription(f"delta-ckpt: scan {len(sidecars)} base sidecar(s)")
     found = {r["_name"]: r for r in counts.collect()}
@@ -287,6 +264,27 @@ def _base_rows(spark: SparkSession, uris: list[str], schema: T.StructType, *, wh
         remove.alias("remove"),
         key.alias("_key"),
     )
+
+
+_HIT = "_hit"
+
+
+def _with_hits(keyed: DataFrame, touched: DataFrame, root: Location) -> DataFrame:
+    """``keyed`` (:func:`_base_rows`) with ``_hit``: whether a row's identity is in ``touched``. Only
+    rows whose canonical name a touched file shares (or that have none) are canonicalized and
+    compared; both joins broadcast the few touched rows and keep every row of ``keyed``."""
+    names = touched.select(F.substring_index("_path", "/", -1).alias("_key")).distinct()
+    names = F.broadcast(names.withColumn("_maybe", F.lit(True)))
+    maybe = keyed.join(names, "_key", "left")
+    candidate = F.col("_maybe").isNotNull() | F.col("_key").isNull()
+    identity = [
+        F.when(candidate, column).alias(str(name))
+        for column, name in zip(file_identity(root), ("_path", "_dv"), strict=True)
+    ]
+    rows = maybe.select(*keyed.columns, *identity)
+    found = F.broadcast(touched.withColumn(_HIT, F.lit(True)))
+    joined = rows.join(found, on=_same_identity(rows, found), how="left")
+    return joined.select(*[rows[c] for c in keyed.columns], F.coalesce(found[_HIT], F.lit(False)).alias(_HIT))
 
 
 def _same_schema(recorded: str | None, wanted: Any) -> bool:
