@@ -131,18 +131,24 @@ def test_auto_workers_spread_bundled_implementations_only() -> None:
     assert workers(3, argparse.Namespace(impl=[], impl_cmd=["mine=./h"], cross_writers=None)) == 3
 
 
-def test_run_sessions_skip_whole_stage_codegen_unless_the_user_sets_it() -> None:
-    """``conformance run`` hands its workers ``spark.sql.codegen.wholeStage=false`` in ``DELTA_CKPT_SPARK_CONF``,
-    after the user's own entries, and leaves a key the user set as the user set it."""
-    assert RUN_SPARK_CONF == {"spark.sql.codegen.wholeStage": "false"}, RUN_SPARK_CONF
+#: What ``conformance run`` adds to its workers' Spark settings: no whole-stage codegen, and a driver JVM with
+#: both JIT tiers (no ``-XX:TieredStopAtLevel=1``), UTC and the serial collector.
+RUN_CONF = {
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.driver.extraJavaOptions": "-Duser.timezone=UTC -XX:+UseSerialGC",
+}
+
+
+def test_run_sessions_skip_whole_stage_codegen_and_keep_c2_unless_the_user_sets_it() -> None:
+    """``conformance run`` hands its workers :data:`RUN_CONF` in ``DELTA_CKPT_SPARK_CONF``, after the user's own
+    entries, and leaves a key the user set as the user set it."""
+    assert RUN_SPARK_CONF == RUN_CONF, RUN_SPARK_CONF
     alone = run_spark_conf({})
-    assert json.loads(alone) == RUN_SPARK_CONF, alone
+    assert json.loads(alone) == RUN_CONF, alone
     mixed = json.loads(run_spark_conf({ENV_CONF: "spark.sql.shuffle.partitions=4;spark.ui.enabled=false"}))
-    assert mixed == {
-        "spark.sql.shuffle.partitions": "4", "spark.ui.enabled": "false", "spark.sql.codegen.wholeStage": "false",
-    }, mixed  # fmt: skip
+    assert mixed == {"spark.sql.shuffle.partitions": "4", "spark.ui.enabled": "false", **RUN_CONF}, mixed
     mine = json.loads(run_spark_conf({ENV_CONF: "spark.sql.codegen.wholeStage = true"}))
-    assert mine == {"spark.sql.codegen.wholeStage": "true"}, mine
+    assert mine == {**RUN_CONF, "spark.sql.codegen.wholeStage": "true"}, mine
 
 
 def test_global_master_and_conf_reach_every_session_of_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -161,11 +167,9 @@ def test_global_master_and_conf_reach_every_session_of_the_run(monkeypatch: pyte
     assert settings.master == "local[1]", env
     assert settings.conf == {
         "spark.ui.enabled": "true", "x.y": "1", "a.b": "c=d", "j.opts": "-Da=1;-Db=2", "multi.line": "one\ntwo",
-        "spark.sql.codegen.wholeStage": "false",
+        **RUN_CONF,
     }, env  # fmt: skip
     assert conf_from_env() == settings.conf, env  # what a worker's Delta session reads
     plain = run_spark_environment(build_parser().parse_args(["conformance", "run"]), environ)
     assert list(plain) == [ENV_CONF], plain
-    assert json.loads(plain[ENV_CONF]) == {
-        "spark.ui.enabled": "false", "x.y": "1", "spark.sql.codegen.wholeStage": "false",
-    }, plain  # fmt: skip
+    assert json.loads(plain[ENV_CONF]) == {"spark.ui.enabled": "false", "x.y": "1", **RUN_CONF}, plain
