@@ -85,8 +85,10 @@ class LogFileKind(enum.StrEnum):
     OTHER = "other"
     #: A file in ``_delta_log/_sidecars/`` (its name says nothing: sidecar names are arbitrary).
     SIDECAR = "sidecar"
-    #: A directory directly in ``_delta_log`` (``_sidecars``, writer staging, commit directories, …).
+    #: A directory directly in ``_delta_log`` (``_sidecars``, commit directories, …).
     DIRECTORY = "directory"
+    #: The reference writer's staging directory ``.delta-ckpt-staging-<uuid>/`` (spec §19.4, ``CKPT-CLEAN-025``).
+    STAGING = "staging"
 
     @property
     def is_checkpoint(self) -> bool:

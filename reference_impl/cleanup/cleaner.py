@@ -40,15 +40,16 @@ What is deleted and what is kept:
 | ``s.e.compacted.json`` | ``s <= c`` (``CKPT-CLEAN-010``) | ``s > c`` |
 | ``_sidecars/<name>`` | referenced by no remaining checkpoint **and** modified before the sidecar cutoff | referenced (``CKPT-CLEAN-013``), or too young |
 | ``.<name>.crc`` (Hadoop checksum of a file) | together with ``<name>`` | kept with its file |
+| ``.delta-ckpt-staging-<uuid>/`` (a writer's staging, with everything in it) | it holds a file and every file in it is modified before the staging cutoff: the log cutoff, never later than the one-day floor (``CKPT-CLEAN-025``) | empty, or a file too young: its writer may still run |
 | ``_last_checkpoint`` | never (``CKPT-CLEAN-007``) | |
-| hidden temp files, directories (writer staging ``.delta-ckpt-staging-*``, ``_commits``, …), unknown names | never | |
+| hidden temp files, other directories (``_commits``, …), unknown names | never | |
 
 Invariants, checked before anything is written or deleted:
 
 Any failure raises ``CLEANUP_INVARIANT_VIOLATED`` with nothing written and nothing deleted:
 
 * the plan itself (:func:`reference_impl.cleanup.invariants.structural_checks`): ``CKPT-CLEAN-001`` …
-  ``-007``, ``-013``, ``-014``;
+  ``-007``, ``-013``, ``-014``, ``-025``;
 * every sidecar of every remaining checkpoint exists with its recorded ``sizeInBytes``;
 * the state is unchanged: the reader reconstructs each verified version twice, from the real listing
   and from the same listing without the planned deletions (``read_snapshot(listing=...)``), and the two
@@ -74,7 +75,9 @@ This is delta-spark's rule (``MetadataCleanup.createSinglePartCheckpointForBackw
 Deletion order, and why:
 
 Log files go in ascending version order, and within a version: compactions starting there, the
-checkpoint files, the checksum, the commit. Sidecars go last.
+checkpoint files, the checksum, the commit. Sidecars go next, abandoned writer staging last (each
+directory with one recursive delete of the store, :meth:`~reference_impl.storage.Storage.remove_tree`:
+on an object store every key under its prefix, directory markers included).
 
 * Ascending versions: every intermediate log is the log a smaller cleanup would have left — the
   remaining commits stay contiguous (``CKPT-CLEAN-002`` holds at every step), and each old version
@@ -127,7 +130,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from reference_impl.cleanup import compat
@@ -143,15 +146,18 @@ from reference_impl.cleanup.plan import (
     LogPlan,
     SidecarCutoff,
     SidecarPlan,
+    StagingPlan,
     commit_timestamps,
     format_ms,
     log_cutoff,
     plan_log,
     plan_sidecars,
+    plan_staging,
     protect_history,
     read_in_commit_timestamp,
     sidecar_cutoff,
     sidecar_floor,
+    staging_cutoff,
     truncate_to_day,
 )
 from reference_impl.cleanup.references import References, collect_references
@@ -161,7 +167,7 @@ from reference_impl.hooks import NO_HOOKS, Hooks, PublicationPoint
 from reference_impl.log.features import check_writer_features
 from reference_impl.log.last_checkpoint import read_last_checkpoint
 from reference_impl.log.listing import LogListing, classify
-from reference_impl.log.naming import SIDECAR_DIR
+from reference_impl.log.naming import SIDECAR_DIR, is_staging_dir_name
 from reference_impl.log.table import Table, open_table
 from reference_impl.progress import Progress, silent
 from reference_impl.read.sidecars import sidecars_dir_is_own
@@ -189,16 +195,33 @@ class _Clocks:
 
 @dataclass(frozen=True)
 class _Log:
-    """One listing of ``_delta_log`` and of ``_delta_log/_sidecars``, and its classification."""
+    """One listing of ``_delta_log``, of ``_delta_log/_sidecars`` and of the writer staging directories."""
 
     files: list[FileInfo]
     directories: list[str]
     sidecars: list[FileInfo]
     listing: LogListing
+    staging: dict[str, list[FileInfo]]
 
     def without(self, names: set[str]) -> LogListing:
         """The listing as it will be once ``names`` are deleted."""
         return classify(self.listing.log_dir, [f for f in self.files if f.name not in names])
+
+
+def _walk(storage: Storage, directory: Location) -> list[FileInfo]:
+    """Every file under ``directory``, at any depth, named relative to it (``CKPT-CLEAN-025``).
+
+    Local directory links are not listed as directories (``list_subdirs``), so never entered;
+    on an object store a directory marker is a file named ``<dir>/``.
+    """
+    out: list[FileInfo] = []
+    todo = [""]
+    while todo:
+        sub = todo.pop()
+        where = directory / sub if sub else directory
+        out += [replace(f, name=f"{sub}/{f.name}" if sub else f.name) for f in storage.list_dir(where)]
+        todo += [f"{sub}/{d}" if sub else d for d in storage.list_subdirs(where)]
+    return sorted(out, key=lambda f: f.name)
 
 
 class _Table:
@@ -215,14 +238,16 @@ class _Table:
 
     def list(self) -> _Log:
         files = self.storage.list_dir(self.log_dir)
+        directories = self.storage.list_subdirs(self.log_dir)
         return _Log(
             files,
-            self.storage.list_subdirs(self.log_dir),
+            directories,
             # _sidecars/ as a symbolic link out of _delta_log/ is never listed, so never collected (CKPT-CLEAN-024).
             self.storage.list_dir(self.log_dir / SIDECAR_DIR)
             if sidecars_dir_is_own(self.storage, self.log_dir)
             else [],
             classify(self.log_dir, files),
+            {d: _walk(self.storage, self.log_dir / d) for d in directories if is_staging_dir_name(d)},
         )
 
     def read(self, version: int | None, listing: LogListing) -> Snapshot:
@@ -301,13 +326,13 @@ def _check_invariants(
     table: _Table,
     log: _Log,
     latest: Snapshot,
-    plan: LogPlan,
-    sidecars: SidecarPlan,
+    plans: tuple[LogPlan, SidecarPlan, StagingPlan],
     refs: References,
     verify_all_versions: bool,
 ) -> tuple[list[InvariantCheck], list[int]]:
     """§18.2, before anything is written: the plan, the sidecars, then the state of the kept versions."""
-    checks = structural_checks(plan, sidecars, log.listing, refs.by_sidecar)
+    plan, sidecars, staging = plans
+    checks = structural_checks(plan, sidecars, log.listing, refs.by_sidecar, staging)
     checks.append(sidecars_exist(table.storage, table.log_dir, refs))
     versions: list[int] = []
     if all(c.ok for c in checks):
@@ -332,15 +357,17 @@ def _check_invariants(
 
 
 def _delete(table: _Table, decisions: list[FileDecision], hooks: Hooks) -> list[str]:
-    """Delete in plan order (log files by version, then sidecars), with Hadoop checksums; returns the already gone."""
+    """Delete in plan order (log files by version, sidecars, staging), with Hadoop checksums; returns the already gone."""
     gone: list[str] = []
     log_done = False
     with table.progress.phase(f"delete {len(decisions)} file(s)"):
         for count, decision in enumerate(decisions, start=1):
-            if decision.kind is LogFileKind.SIDECAR and not log_done:
+            if decision.kind in (LogFileKind.SIDECAR, LogFileKind.STAGING) and not log_done:
                 hooks.reached(PublicationPoint.LOG_FILES_DELETED)
                 log_done = True
-            if not table.storage.delete(table.log_dir / decision.name):
+            if decision.kind is LogFileKind.STAGING:  # CKPT-CLEAN-025: the directory with everything in it
+                table.storage.remove_tree(table.log_dir / decision.name.removesuffix("/"))
+            elif not table.storage.delete(table.log_dir / decision.name):
                 gone.append(decision.name)
             for companion in decision.companions:
                 table.storage.delete(table.log_dir / companion)
@@ -363,6 +390,7 @@ class _Report:
     hint: dict[str, object] | None = None
     plan: LogPlan | None = None
     sidecars: SidecarPlan | None = None
+    staging: StagingPlan | None = None
     compat: CompatCheckpoint | None = None
     skipped_sidecars: str | None = None
     invariants: list[InvariantCheck] = field(default_factory=list)
@@ -390,11 +418,10 @@ class _Report:
             )
         if self.skipped_sidecars:
             notes.append(f"sidecar collection skipped: {self.skipped_sidecars}")
-        decisions = (plan.files if plan is not None else []) + (
-            sidecars.files if sidecars is not None else []
-        )
+        staging = self.staging.files if self.staging is not None else []
+        decisions = (plan.files if plan is not None else []) + (sidecars.files if sidecars else []) + staging
         deleting = plan is not None and plan.cutoff_checkpoint is not None
-        deleted = (plan.deletions + (sidecars.deletions if sidecars else [])) if deleting and plan else []
+        deleted = sorted((d for d in decisions if d.delete), key=FileDecision.order_key) if deleting else []
         return CleanupResult(
             table=str(self.table.root),
             status=status,
@@ -471,20 +498,24 @@ def cleanup(
         if CHECKPOINT_PROTECTION in latest.writer_features:
             plan = protect_history(plan, latest.properties.checkpoint_protection_version)
         report.plan = plan
+    staging_at = staging_cutoff(clocks.cutoff_ms, clocks.floor_ms)
     if plan.cutoff_checkpoint is None:
-        report.sidecars = _plan_sidecars(log, clocks, None, "no cutoff checkpoint (CKPT-CLEAN-004)")
+        stopped = "no cutoff checkpoint (CKPT-CLEAN-004)"
+        report.sidecars = _plan_sidecars(log, clocks, None, stopped)
+        report.staging = plan_staging(log.staging, cutoff_ms=staging_at, skipped_reason=stopped)
         return report.result(CleanupStatus.NO_CUTOFF_CHECKPOINT, plan.stop_reason or "nothing is deleted")
     with t.progress.phase("read the sidecar references of the remaining checkpoints"):
         deleted_names = {d.name for d in plan.deletions}
         refs = collect_references(t.storage, t.log_dir, [f for f in log.files if f.name not in deleted_names])
     report.skipped_sidecars = refs.skipped_reason
     sidecars = report.sidecars = _plan_sidecars(log, clocks, refs, refs.skipped_reason)
+    staging = report.staging = plan_staging(log.staging, cutoff_ms=staging_at)
     report.compat = compat.decide(latest, log.listing, bool(plan.deletions))
-    deletions = plan.deletions + sidecars.deletions
+    deletions = plan.deletions + sidecars.deletions + staging.deletions
     if not deletions:
         return report.result(CleanupStatus.NOTHING_TO_DELETE, "nothing is old enough to delete")
     report.invariants, report.verified_versions = _check_invariants(
-        t, log, latest, plan, sidecars, refs, verify_all_versions
+        t, log, latest, (plan, sidecars, staging), refs, verify_all_versions
     )
     if dry_run:
         message = f"dry run: would delete {len(deletions)} file(s); nothing was changed"

@@ -1,6 +1,6 @@
 """The invariants a cleanup plan must satisfy before anything is written or deleted: one function per rule.
 
-Spec: ``spec/checkpoints.md`` §18.2 Invariants (``CKPT-CLEAN-001`` … ``-007``, ``-013``, ``-014``)
+Spec: ``spec/checkpoints.md`` §18.2 Invariants (``CKPT-CLEAN-001`` … ``-007``, ``-013``, ``-014``, ``-025``)
 and ``CKPT-CLEAN-012`` (a cleanup never changes what a reader sees). Each function returns an
 :class:`InvariantCheck`; :func:`structural_checks` runs the ones that need the listing alone, in
 rule order. :func:`sidecars_exist` reads the storage, :func:`state_unchanged` replays versions.
@@ -13,10 +13,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from reference_impl.cleanup.plan import LogPlan, SidecarPlan, format_ms
+from reference_impl.cleanup.plan import LogPlan, SidecarPlan, StagingPlan, format_ms
 from reference_impl.cleanup.references import References
 from reference_impl.errors import CheckpointError, SidecarPathInvalid
 from reference_impl.log.listing import LogListing
+from reference_impl.log.naming import is_staging_dir_name
 from reference_impl.progress import Progress
 from reference_impl.read.sidecars import resolve_sidecar
 from reference_impl.storage import Location, Storage
@@ -129,15 +130,23 @@ def hinted_checkpoint_is_kept(plan: LogPlan) -> InvariantCheck:
     return InvariantCheck("_last_checkpoint's checkpoint is kept", "CKPT-CLEAN-006", not hit, detail)
 
 
-def only_log_files_are_deleted(plan: LogPlan, sidecars: SidecarPlan) -> InvariantCheck:
-    """CKPT-CLEAN-007: only commit, checkpoint, checksum, compaction and sidecar files are deleted."""
+def only_log_files_are_deleted(
+    plan: LogPlan, sidecars: SidecarPlan, staging: StagingPlan | None = None
+) -> InvariantCheck:
+    """CKPT-CLEAN-007: only commit, checkpoint, checksum, compaction and sidecar files are deleted
+    — and writer staging directories by their exact name (``CKPT-CLEAN-025``)."""
     allowed = (LogFileKind.COMMIT, LogFileKind.CRC, LogFileKind.COMPACTION)
     foreign = [
         d.name for d in plan.deletions if not (d.kind in allowed or d.kind.is_checkpoint) or "/" in d.name
     ]
     foreign += [d.name for d in sidecars.deletions if d.kind is not LogFileKind.SIDECAR]
+    foreign += [
+        d.name
+        for d in (staging.deletions if staging is not None else [])
+        if d.kind is not LogFileKind.STAGING or not is_staging_dir_name(d.name.removesuffix("/"))
+    ]
     return InvariantCheck(
-        "only commit, checkpoint, checksum, compaction and sidecar files are deleted",
+        "only commit, checkpoint, checksum, compaction, sidecar files and writer staging are deleted",
         "CKPT-CLEAN-007",
         not foreign,
         "ok" if not foreign else f"would delete {foreign}",
@@ -163,10 +172,26 @@ def young_sidecars_are_kept(sidecars: SidecarPlan) -> InvariantCheck:
     )
 
 
+def young_staging_is_kept(staging: StagingPlan) -> InvariantCheck:
+    """CKPT-CLEAN-025: no staging directory with a file modified at or after the staging cutoff is deleted."""
+    young = [d.name for d in staging.deletions if d.mtime_ms >= staging.cutoff_ms]
+    detail = f"cutoff {format_ms(staging.cutoff_ms)}" if not young else f"would delete {young}"
+    return InvariantCheck(
+        "no writer staging with a file at or after the staging cutoff is deleted",
+        "CKPT-CLEAN-025",
+        not young,
+        detail,
+    )
+
+
 def structural_checks(
-    plan: LogPlan, sidecars: SidecarPlan, listing: LogListing, referenced: Mapping[str, Iterable[str]]
+    plan: LogPlan,
+    sidecars: SidecarPlan,
+    listing: LogListing,
+    referenced: Mapping[str, Iterable[str]],
+    staging: StagingPlan | None = None,
 ) -> list[InvariantCheck]:
-    """``CKPT-CLEAN-001``…``-007``, ``-013``, ``-014`` on the plan, from the listing alone."""
+    """``CKPT-CLEAN-001``…``-007``, ``-013``, ``-014``, ``-025`` on the plan, from the listing alone."""
     return [
         oldest_kept_version_has_checkpoint(plan, listing),
         no_gap_in_kept_commits(plan, listing),
@@ -175,9 +200,10 @@ def structural_checks(
         if plan.cutoff_checkpoint is None
         else cutoff_checkpoint_is_complete(plan, listing),
         hinted_checkpoint_is_kept(plan),
-        only_log_files_are_deleted(plan, sidecars),
+        only_log_files_are_deleted(plan, sidecars, staging),
         referenced_sidecars_are_kept(sidecars, referenced),
         young_sidecars_are_kept(sidecars),
+        *([young_staging_is_kept(staging)] if staging is not None else []),
     ]
 
 

@@ -30,7 +30,13 @@ from typing import Any
 
 from reference_impl.errors import InvalidOption, LogCorrupt, StorageError
 from reference_impl.log.listing import CheckpointInstance, LogListing
-from reference_impl.log.naming import SIDECAR_DIR, checksum_owner, hadoop_checksum_name, parse_log_file_name
+from reference_impl.log.naming import (
+    SIDECAR_DIR,
+    checksum_owner,
+    hadoop_checksum_name,
+    is_staging_dir_name,
+    parse_log_file_name,
+)
 from reference_impl.log.table_properties import MS_PER_DAY
 from reference_impl.storage import FileInfo, Location, Storage
 from spec.vocabulary import LogFileKind
@@ -195,9 +201,11 @@ class FileDecision:
         return "checksum" if self.kind is LogFileKind.CRC else str(self.kind)
 
     def order_key(self) -> tuple[int, int, int, str]:
-        """Deletion order: log files by version (compactions, checkpoints, checksums, commit), then sidecars."""
+        """Deletion order: log files by version (compactions, checkpoints, checksums, commit), sidecars, staging."""
         if self.kind is LogFileKind.SIDECAR:
             return (1, 0, 0, self.name)
+        if self.kind is LogFileKind.STAGING:
+            return (2, 0, 0, self.name)
         rank = _CHECKPOINT_RANK if self.kind.is_checkpoint else _RANK.get(self.kind, 9)
         return (0, self.version if self.version is not None else -1, rank, self.name)
 
@@ -356,8 +364,8 @@ def plan_log(
             )
         )
     for directory in sorted(directories):
-        if directory == SIDECAR_DIR:
-            continue
+        if directory == SIDECAR_DIR or is_staging_dir_name(directory):
+            continue  # planned by plan_sidecars and plan_staging
         decisions.append(
             FileDecision(
                 directory + "/",
@@ -472,6 +480,66 @@ def plan_sidecars(
                 False,
                 "hidden file in _sidecars (temporary file of a writer, or a checksum)",
                 "CKPT-CLEAN-007",
+            )
+        )
+    return plan
+
+
+# -- writer staging -----------------------------------------------------------------------------
+
+
+def staging_cutoff(log_cutoff_ms: int, floor_ms: int) -> int:
+    """``CKPT-CLEAN-025``: the log cutoff, but never later than the one-day floor."""
+    return min(log_cutoff_ms, floor_ms)
+
+
+@dataclass
+class StagingPlan:
+    """What to do with the writer staging directories in ``_delta_log`` (``CKPT-CLEAN-025``)."""
+
+    cutoff_ms: int
+    files: list[FileDecision] = field(default_factory=list)
+
+    @property
+    def deletions(self) -> list[FileDecision]:
+        return [f for f in self.files if f.delete]
+
+
+def plan_staging(
+    directories: Mapping[str, Iterable[FileInfo]], *, cutoff_ms: int, skipped_reason: str | None = None
+) -> StagingPlan:
+    """Decide for each writer staging directory (``CKPT-CLEAN-025``): delete iff it holds a file and all are old.
+
+    ``directories`` maps a staging directory's name (directly in ``_delta_log``, see
+    :func:`~reference_impl.log.naming.is_staging_dir_name`) to every file in it at any depth
+    (object-store directory markers included). The decision's size is the files' total and its
+    time the newest file's. With ``skipped_reason`` (cleanup stopped) nothing is deleted.
+    """
+    plan = StagingPlan(cutoff_ms)
+    for name in sorted(directories):
+        files = list(directories[name])
+        newest = max((f.mtime_ms for f in files), default=0)
+        what = f"writer staging with {len(files)} file(s)"
+        delete = False
+        if skipped_reason is not None:
+            reason = f"{what}; not collected: {skipped_reason}"
+        elif not files:
+            reason = f"{what}: no modification time to judge by (a writer may just have created it)"
+        elif newest >= cutoff_ms:
+            reason = (
+                f"{what}, the newest modified {format_ms(newest)}, not before the staging cutoff "
+                f"{format_ms(cutoff_ms)} (its writer may still be running)"
+            )
+        else:
+            delete = True
+            reason = (
+                f"abandoned {what}, the newest modified {format_ms(newest)}, before the staging cutoff "
+                f"{format_ms(cutoff_ms)}"
+            )
+        size = sum(f.size for f in files)
+        plan.files.append(
+            FileDecision(
+                name + "/", LogFileKind.STAGING, None, size, newest, delete, reason, "CKPT-CLEAN-025"
             )
         )
     return plan

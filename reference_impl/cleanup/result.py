@@ -14,6 +14,9 @@ from reference_impl.cleanup.invariants import InvariantCheck
 from reference_impl.cleanup.plan import FileDecision, format_ms
 from spec.vocabulary import LogFileKind
 
+#: Kinds reported in their own section, not among the log files.
+_OWN_SECTIONS = (LogFileKind.SIDECAR, LogFileKind.STAGING)
+
 
 class CleanupStatus(enum.StrEnum):
     """How a cleanup ended."""
@@ -88,7 +91,11 @@ class CleanupResult:
 
     @property
     def deleted_log_files(self) -> list[FileDecision]:
-        return [d for d in self.deleted if d.kind is not LogFileKind.SIDECAR]
+        return [d for d in self.deleted if d.kind not in _OWN_SECTIONS]
+
+    @property
+    def kept_log_files(self) -> list[FileDecision]:
+        return [d for d in self.kept if d.kind not in _OWN_SECTIONS]
 
     @property
     def deleted_sidecars(self) -> list[FileDecision]:
@@ -97,6 +104,15 @@ class CleanupResult:
     @property
     def kept_sidecars(self) -> list[FileDecision]:
         return [d for d in self.kept if d.kind is LogFileKind.SIDECAR]
+
+    @property
+    def deleted_staging(self) -> list[FileDecision]:
+        """Abandoned writer staging directories deleted, each with everything in it (``CKPT-CLEAN-025``)."""
+        return [d for d in self.deleted if d.kind is LogFileKind.STAGING]
+
+    @property
+    def kept_staging(self) -> list[FileDecision]:
+        return [d for d in self.kept if d.kind is LogFileKind.STAGING]
 
     def deleted_paths(self, *, with_companions: bool = False) -> list[str]:
         """Names (relative to ``_delta_log``) deleted (or to delete), in order."""
@@ -132,10 +148,14 @@ class CleanupResult:
             "lastCheckpoint": self.last_checkpoint,
             "compatibilityCheckpoint": self.compat.to_json() if self.compat else None,
             "deleted": [d.to_json() for d in self.deleted_log_files],
-            "kept": [d.to_json() for d in self.kept if d.kind is not LogFileKind.SIDECAR],
+            "kept": [d.to_json() for d in self.kept_log_files],
             "sidecars": {
                 "deleted": [d.to_json() for d in self.deleted_sidecars],
                 "kept": [d.to_json() for d in self.kept_sidecars],
+            },
+            "staging": {
+                "deleted": [d.to_json() for d in self.deleted_staging],
+                "kept": [d.to_json() for d in self.kept_staging],
             },
             "alreadyGone": self.already_gone,
             "invariants": [c.to_json() for c in self.invariants],

@@ -37,7 +37,7 @@ examples:
   delta-ckpt cleanup /data/t --now 2024-05-01T00:00:00Z --sidecar-retention "2 days\""""
 
 
-_NOT_LOG_FILES = (LogFileKind.SIDECAR, LogFileKind.HIDDEN)
+_NOT_LOG_FILES = (LogFileKind.SIDECAR, LogFileKind.HIDDEN, LogFileKind.STAGING)
 
 
 def register(sub: Any) -> None:
@@ -148,6 +148,12 @@ def human_result(result: CleanupResult) -> str:
     for d in result.kept_sidecars:
         users = f" [{', '.join(d.referenced_by)}]" if d.referenced_by else ""
         lines.append(f"  keep   {d.name}  {d.reason}{users}")
+    if result.deleted_staging or result.kept_staging:
+        lines.append("writer staging (CKPT-CLEAN-025):")
+    for d in result.deleted_staging:
+        lines.append(f"  {verb.split()[-1]:<6} {d.name}  {d.reason}")
+    for d in result.kept_staging:
+        lines.append(f"  keep   {d.name}  {d.reason}")
     if result.invariants:
         failed = [c for c in result.invariants if not c.ok]
         lines.append("invariants: " + ("all hold" if not failed else f"{len(failed)} FAILED"))

@@ -28,6 +28,8 @@ from spec.vocabulary import LogFileKind, TopLevelFormat
 LAST_CHECKPOINT = "_last_checkpoint"
 SIDECAR_DIR = "_sidecars"
 DELTA_LOG = "_delta_log"
+#: The reference writer's hidden staging directory in ``_delta_log``: this prefix and a UUID (spec §19.4).
+STAGING_PREFIX = ".delta-ckpt-staging-"
 
 _UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 # delta-spark FileNames: whole-name matches.
@@ -141,6 +143,16 @@ def checksum_owner(hidden: str) -> str | None:
     if hidden.startswith(".") and hidden.endswith(".crc") and len(hidden) > 5:
         return hidden[1:-4]
     return None
+
+
+def staging_dir_name(token: uuid_mod.UUID) -> str:
+    """The reference writer's staging directory in ``_delta_log`` (spec §19.4, ``CKPT-CLEAN-025``)."""
+    return f"{STAGING_PREFIX}{token}"
+
+
+def is_staging_dir_name(name: str) -> bool:
+    """Whether ``name`` is exactly :func:`staging_dir_name` of a canonical UUID (nothing else is collected)."""
+    return name.startswith(STAGING_PREFIX) and bool(_UUID_RE.match(name[len(STAGING_PREFIX) :]))
 
 
 def sidecar_name(version: int, part: int, num_parts: int, token: uuid_mod.UUID) -> str:

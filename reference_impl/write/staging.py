@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
 
+from reference_impl.log.naming import staging_dir_name
 from reference_impl.spark.jobs import job_group
 from reference_impl.storage import Location, Storage
 
@@ -62,11 +63,15 @@ class ActionCounts:
 
 
 class StagingArea:
-    """A hidden directory under ``_delta_log`` that is removed when the writer is done."""
+    """A hidden directory under ``_delta_log`` that is removed when the writer is done.
+
+    A killed writer leaves it behind; cleanup collects it once every file in it is older than the
+    log cutoff (``CKPT-CLEAN-025``).
+    """
 
     def __init__(self, storage: Storage, log_dir: Location) -> None:
         self.storage = storage
-        self.root = log_dir / f".delta-ckpt-staging-{uuid.uuid4()}"
+        self.root = log_dir / staging_dir_name(uuid.uuid4())
         self._count = 0
 
     def new_dir(self, label: str) -> Location:

@@ -1,5 +1,6 @@
 """The reference cleaner on a real delta-spark table: what it deletes, what readers see afterwards,
-and how it compares with delta-spark's own metadata cleanup.
+and how it compares with delta-spark's own metadata cleanup, and what becomes of a killed writer's
+staging directory (``CKPT-CLEAN-025``, made by hand with explicit modification times).
 
 The table is :func:`tests.cleanup.tables.build_base` (UUID-named V2 checkpoints at 2, 3, 4 and 6;
 the one at 3 shares checkpoint 2's sidecars; a log compaction 1..2; version ``v`` stamped
@@ -12,6 +13,7 @@ import json
 import os
 import shutil
 import time
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -389,7 +391,7 @@ def test_shared_sidecars_survive_until_their_last_checkpoint_goes(
     )
 
 
-@pytest.mark.requirement("CKPT-CLEAN-013", "CKPT-COMPAT-004")
+@pytest.mark.requirement("CKPT-CLEAN-013", "CKPT-COMPAT-004", "CKPT-CLEAN-025")
 def test_dry_run_plan_with_uuid_checkpoints_and_shared_sidecars(
     delta_spark: SparkSession,
     cleanup_tables: CleanupTables,
@@ -399,12 +401,20 @@ def test_dry_run_plan_with_uuid_checkpoints_and_shared_sidecars(
     """``--dry-run`` prints the plan and changes nothing (sizes and modification times of every file
     under the table are identical). Retention 5 days: the cutoff checkpoint is 2, whose sidecars
     checkpoint 3 shares — both remain, so the plan shows each of those sidecars referenced by two.
+    Of two writer staging directories, it shows the one older than the cutoff as to delete and the
+    one at the cutoff as kept (``CKPT-CLEAN-025``).
 
     Spec: CKPT-CLEAN-013
     "A cleaner MUST NOT delete a sidecar file that a classic-named or UUID-named checkpoint remaining
     after the cleanup references …"
+
+    Spec: CKPT-CLEAN-025
+    "A cleaner MAY delete a directory directly in `_delta_log/` whose name is `.delta-ckpt-staging-`
+    followed by a canonical UUID …"
     """
     base = cleanup_tables.copy(tmp_path / "table")
+    old = _staging(base.log_dir, {"01-sidecars/part-00000-a.parquet": _cutoff(5) - 1})
+    fresh = _staging(base.log_dir, {"01-sidecars/part-00000-a.parquet": _cutoff(5)})
     before = snapshot_files(base.path)
     argv = ["cleanup", str(base.path), "--now", str(NOW), "--retention", "5 days", "--dry-run", "--quiet"]
     assert main(argv) == 0
@@ -420,6 +430,8 @@ def test_dry_run_plan_with_uuid_checkpoints_and_shared_sidecars(
     for sidecar in _sidecars(base, 2):
         line = next(line for line in out.splitlines() if sidecar in line)
         assert "referenced by 2 remaining checkpoint(s)" in line and base.checkpoints[3] in line
+    assert f"  delete {old}/  abandoned writer staging with 1 file(s)" in out, "CKPT-CLEAN-025"
+    assert f"  keep   {fresh}/  writer staging with 1 file(s)" in out, "CKPT-CLEAN-025"
     assert "invariants: all hold" in out
 
 
@@ -680,3 +692,95 @@ def test_in_commit_timestamps_date_the_commits(delta_spark: SparkSession, tmp_pa
     assert expected and deleted == expected, (
         f"{copy}: delta-spark deleted {sorted(deleted)}, D17 expects {sorted(expected)}"
     )
+
+
+def _staging(log_dir: Path, files: dict[str, int]) -> str:
+    """A staging directory ``.delta-ckpt-staging-<uuid>`` holding ``files`` (relative path → mtime ms).
+
+    The UUID is the number of entries in ``_delta_log`` (deterministic, and new at each call).
+    """
+    name = f".delta-ckpt-staging-{uuid.UUID(int=len(list(log_dir.iterdir())))}"
+    (log_dir / name).mkdir()
+    for relative, mtime_ms in files.items():
+        path = log_dir / name / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"staged")
+        os.utime(path, ns=(mtime_ms * 1_000_000, mtime_ms * 1_000_000))
+    return name
+
+
+def _cutoff(retention_days: int) -> int:
+    """The log cutoff at ``NOW`` for a retention of whole days: midnight UTC, ``retention_days`` before."""
+    return NOW - NOW % MS_PER_DAY - retention_days * MS_PER_DAY
+
+
+@pytest.mark.requirement("CKPT-CLEAN-025", "CKPT-CLEAN-007", "CKPT-CLEAN-024")
+def test_old_staging_is_collected_and_a_fresh_one_kept(
+    delta_spark: SparkSession,
+    cleanup_tables: CleanupTables,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A staging directory whose every file (at any depth) is older than the cutoff goes with all it
+    holds, last, and is reported as ``staging``; one with a single file at the cutoff stays whole, as
+    does an empty one, and a directory that only looks like staging (no UUID) is never entered. A
+    link in the old staging to a file outside ``_delta_log`` goes as a link. (The dry run shows the
+    same decisions: ``test_dry_run_plan_with_uuid_checkpoints_and_shared_sidecars``.)
+
+    Spec: CKPT-CLEAN-025
+    "A cleaner MAY delete a directory directly in `_delta_log/` whose name is `.delta-ckpt-staging-`
+    followed by a canonical UUID, with everything in it, when it holds at least one file and every
+    file in it, at any depth, has a modification time before both the cutoff timestamp …"
+
+    Spec: CKPT-CLEAN-007
+    "A cleaner MUST NOT delete `_last_checkpoint`, any file outside `_delta_log/`, or any file in
+    `_delta_log/` other than commit, checkpoint, checksum and log compaction files, staged commits
+    and sidecar files, except the files of an abandoned writer staging directory as CKPT-CLEAN-025
+    allows."
+
+    Spec: CKPT-CLEAN-024
+    "A cleaner MUST NOT delete a file outside `_delta_log/` through a symbolic link or a hostile name …"
+    """
+    base = cleanup_tables.copy(tmp_path / "table")
+    log_dir, cutoff = base.log_dir, _cutoff(3)  # the table's retention
+    old = _staging(
+        log_dir,
+        {
+            "01-sidecars/part-00000-a.parquet": cutoff - 1,
+            "01-sidecars/_temporary/0/task_1/part-00001-b.parquet": cutoff - 9 * MS_PER_DAY,
+            "02-top-level/_SUCCESS": cutoff - 1,
+        },
+    )
+    outside = tmp_path / "outside.parquet"
+    outside.write_bytes(b"not the table's")
+    (log_dir / old / "02-top-level" / "link.parquet").symlink_to(outside)
+    fresh = _staging(
+        log_dir,
+        {
+            "01-sidecars/part-00000-a.parquet": cutoff - 9 * MS_PER_DAY,
+            "01-sidecars/part-00001-b.parquet": cutoff,
+        },
+    )
+    empty = _staging(log_dir, {})
+    foreign = ".delta-ckpt-staging-not-a-uuid"
+    (log_dir / foreign).mkdir()
+    (log_dir / foreign / "part-00000.parquet").write_bytes(b"x")
+    os.utime(log_dir / foreign / "part-00000.parquet", ns=(0, 0))
+    before = snapshot_files(base.path)
+
+    assert main(["cleanup", str(base.path), "--now", str(NOW), "--json", "--quiet"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    staging = result["staging"]
+    deleted = {d["name"]: d for d in staging["deleted"]}
+    assert list(deleted) == [f"{old}/"], f"{base.path}: staging deleted {staging['deleted']}"
+    assert deleted[f"{old}/"]["kind"] == "staging" and deleted[f"{old}/"]["modificationTime"] == cutoff - 1
+    kept = {d["name"]: d["reason"] for d in staging["kept"]}
+    assert set(kept) == {f"{fresh}/", f"{empty}/"}, f"{base.path}: staging kept {kept}"
+    assert f"{foreign}/" in {d["name"] for d in result["kept"] if d["kind"] == "directory"}, result["kept"]
+    assert not (log_dir / old).exists(), f"{log_dir / old} survived the cleanup ({result['message']})"
+    assert outside.read_bytes() == b"not the table's", f"{outside}: deleted through a link"
+    after = snapshot_files(base.path)
+    for name in (fresh, empty, foreign):
+        left = {p: s for p, s in after.items() if p.startswith(f"_delta_log/{name}/")}
+        was = {p: s for p, s in before.items() if p.startswith(f"_delta_log/{name}/")}
+        assert left == was and (log_dir / name).is_dir(), f"{log_dir / name}: changed by the cleanup"
