@@ -77,7 +77,8 @@ Deletion order, and why:
 Log files go in ascending version order, and within a version: compactions starting there, the
 checkpoint files, the checksum, the commit. Sidecars go next, abandoned writer staging last (each
 directory with one recursive delete of the store, :meth:`~reference_impl.storage.Storage.remove_tree`:
-on an object store every key under its prefix, directory markers included).
+on an object store every object under its prefix — not S3A's directory markers, keys ending in ``/``
+that obstore cannot address, which stay: spec §19.4).
 
 * Ascending versions: every intermediate log is the log a smaller cleanup would have left — the
   remaining commits stay contiguous (``CKPT-CLEAN-002`` holds at every step), and each old version

@@ -28,7 +28,9 @@ _EPILOG = """what it does (spec/checkpoints.md §18, §13):
   newer; older commits, checkpoints and .crc files and log compactions starting at or before it are
   deleted. Before deleting, a classic-named copy of a UUID-named newest checkpoint is written
   (compatibility checkpoint). Sidecars no remaining checkpoint references are deleted when older than
-  the sidecar cutoff (default: the log cutoff; never later than midnight UTC of now - 1 day).
+  the sidecar cutoff (default: the log cutoff; never later than midnight UTC of now - 1 day). A
+  killed writer's staging directory (_delta_log/.delta-ckpt-staging-<uuid>/) is deleted when every
+  file in it is older than both the log cutoff and midnight UTC of now - 1 day.
   Every invariant is checked first; if one fails nothing is written or deleted.
 DURATION: a delta-spark interval, e.g. "30 days", "interval 1 week", "36 hours".
 examples:

@@ -723,9 +723,9 @@ def test_old_staging_is_collected_and_a_fresh_one_kept(
 ) -> None:
     """A staging directory whose every file (at any depth) is older than the cutoff goes with all it
     holds, last, and is reported as ``staging``; one with a single file at the cutoff stays whole, as
-    does an empty one, and a directory that only looks like staging (no UUID) is never entered. A
-    link in the old staging to a file outside ``_delta_log`` goes as a link. (The dry run shows the
-    same decisions: ``test_dry_run_plan_with_uuid_checkpoints_and_shared_sidecars``.)
+    does an empty one, and a directory that only looks like staging (no UUID) is never entered.
+    Links in the old staging to a file and a directory outside ``_delta_log`` go as links. (The dry
+    run shows the same decisions: ``test_dry_run_plan_with_uuid_checkpoints_and_shared_sidecars``.)
 
     Spec: CKPT-CLEAN-025
     "A cleaner MAY delete a directory directly in `_delta_log/` whose name is `.delta-ckpt-staging-`
@@ -753,7 +753,9 @@ def test_old_staging_is_collected_and_a_fresh_one_kept(
     )
     outside = tmp_path / "outside.parquet"
     outside.write_bytes(b"not the table's")
+    os.utime(outside, ns=(0, 0))
     (log_dir / old / "02-top-level" / "link.parquet").symlink_to(outside)
+    (log_dir / old / "03-linked-dir").symlink_to(tmp_path, target_is_directory=True)
     fresh = _staging(
         log_dir,
         {
@@ -779,6 +781,7 @@ def test_old_staging_is_collected_and_a_fresh_one_kept(
     assert f"{foreign}/" in {d["name"] for d in result["kept"] if d["kind"] == "directory"}, result["kept"]
     assert not (log_dir / old).exists(), f"{log_dir / old} survived the cleanup ({result['message']})"
     assert outside.read_bytes() == b"not the table's", f"{outside}: deleted through a link"
+    assert (tmp_path / "table").is_dir(), f"{tmp_path}: deleted through a directory link"
     after = snapshot_files(base.path)
     for name in (fresh, empty, foreign):
         left = {p: s for p, s in after.items() if p.startswith(f"_delta_log/{name}/")}

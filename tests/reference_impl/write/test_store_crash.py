@@ -44,16 +44,20 @@ MiniDFSCluster — on a 7-commit ``v2Checkpoint`` table:
    file (the moment its sidecars are referenced by nothing), the second writer runs to the end,
    then a cleanup with a log retention of zero runs. The cleaner deletes the commits the killed
    run's complete checkpoint made unnecessary — and none of the first writer's sidecars, which the
-   one-day sidecar floor protects (``CKPT-CLEAN-016``); the first writer then finds the classic
+   one-day sidecar floor protects (``CKPT-CLEAN-016``), nor its staging, which the same floor
+   protects (``CKPT-CLEAN-025``); the first writer then finds the classic
    name taken and keeps the file (``CKPT-WRITE-008``: it describes the same state) — no error, the
    table validates, and both readers read the state from before (ours from the killed run's
    UUID-named file, ``CKPT-READ-004``).
-3. A cleanup after the retention period deletes every sidecar no top-level file references — the
-   first writer's, left by the race — and keeps every referenced one. What is left of the killed
-   runs' hidden staging prefixes (``_delta_log/.delta-ckpt-staging-<uuid>/``: on S3 the files of
-   finished task attempts and S3A's directory markers) stays, unchanged, and is reported as kept:
-   no reader lists it, and the cleaner never enters a directory nor deletes a file of a kind it
-   does not know (``CKPT-CLEAN-007``).
+3. A cleanup after the retention period (its clock 31 days after the newest file, staged ones
+   included, so the log cutoff is later than every file) deletes every sidecar no top-level file
+   references — the first writer's, left by the race — and keeps every referenced one. It also
+   collects what is left of the killed runs' hidden staging prefixes
+   (``_delta_log/.delta-ckpt-staging-<uuid>/``: on S3 the files of finished task attempts and
+   S3A's directory markers), every file of which is then older than the cutoff
+   (``CKPT-CLEAN-025``), and reports each as deleted ``staging``; readers never listed them. On S3
+   only the zero-byte directory markers stay (obstore lists the marker ``d/`` as ``d/d`` here, and
+   cannot delete a key that ends in ``/``: spec §19.4).
 
 (Create-if-absent itself, eight threads at once on one name, exactly one winner:
 ``tests/reference_impl/storage/test_object_store.py``.)
@@ -119,16 +123,16 @@ class Store:
         for file in sorted((local / "_delta_log").iterdir()):
             self.storage.write_new(self.root / "_delta_log" / file.name, file.read_bytes())
 
-    def staged(self) -> list[str]:
-        """Every object under the writer's hidden staging prefixes in ``_delta_log`` (relative keys)."""
+    def staged(self) -> dict[str, int]:
+        """Every object under the writer's hidden staging prefixes in ``_delta_log`` (relative keys) and its mtime."""
         log = self.root / "_delta_log"
-        out: list[str] = []
+        out: dict[str, int] = {}
         todo = [d for d in self.storage.list_subdirs(log) if d.startswith(STAGING)]
         while todo:
             directory = todo.pop()
-            out += [f"{directory}/{f.name}" for f in self.storage.list_dir(log / directory)]
+            out |= {f"{directory}/{f.name}": f.mtime_ms for f in self.storage.list_dir(log / directory)}
             todo += [f"{directory}/{d}" for d in self.storage.list_subdirs(log / directory)]
-        return sorted(out)
+        return dict(sorted(out.items()))
 
     def listing(self) -> dict[str, int]:
         """Visible files of ``_delta_log`` and ``_delta_log/_sidecars`` (relative names) and their mtimes."""
@@ -213,7 +217,9 @@ class RacersAt:
 @pytest.mark.spark
 @pytest.mark.delta_spark
 @pytest.mark.deltalake
-@pytest.mark.requirement("CKPT-WRITE-004", "CKPT-WRITE-008", "CKPT-CLEAN-013", "CKPT-CLEAN-007")
+@pytest.mark.requirement(
+    "CKPT-WRITE-004", "CKPT-WRITE-008", "CKPT-CLEAN-013", "CKPT-CLEAN-007", "CKPT-CLEAN-025"
+)
 def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_keep_the_table_whole(
     store: Store, tmp_path: Path
 ) -> None:
@@ -235,7 +241,13 @@ def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_
     Spec: CKPT-CLEAN-007
     "A cleaner MUST NOT delete `_last_checkpoint`, any file outside `_delta_log/`, or any file in
     `_delta_log/` other than commit, checkpoint, checksum and log compaction files, staged commits
-    and sidecar files."
+    and sidecar files, except the files of an abandoned writer staging directory as CKPT-CLEAN-025
+    allows."
+
+    Spec: CKPT-CLEAN-025
+    "A cleaner MAY delete a directory directly in `_delta_log/` whose name is `.delta-ckpt-staging-`
+    followed by a canonical UUID, with everything in it, when it holds at least one file and every
+    file in it, at any depth, has a modification time before both the cutoff timestamp …"
     """
     root = store.root
     store.upload_small_table(tmp_path)
@@ -283,6 +295,8 @@ def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_
             f"{root}: the kill at {points[-1]} changed the listing"
         )
     killed_top = [n for n in at_last_point if n not in commits and not n.startswith("_sidecars/")]
+    killed_staging = {n.split("/")[0] + "/" for n in store.staged()}
+    assert killed_staging or store.name == "hdfs", f"{root}: the killed runs left no staged object"
 
     classic = CheckpointOptions(
         spec=CheckpointSpec.V2, naming=CheckpointNaming.CLASSIC, actions_per_sidecar=4
@@ -306,6 +320,9 @@ def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_
     assert race.cleaned.deleted_log_files and not gone & (orphans | needed), (
         f"{root}: the racing cleaner ({race.cleaned.status}: {race.cleaned.message}) deleted {sorted(gone)}"
     )
+    # The first writer's staging is in use: the one-day floor protects it as it does its sidecars.
+    racing = {d.name for d in race.cleaned.deleted_staging}
+    assert racing <= killed_staging, f"{root}: the racing cleaner deleted a live writer's staging {racing}"
     left = set(store.listing())
     assert orphans | needed | {"_last_checkpoint"} <= left, f"{root}: after the race {sorted(left)}"
     report = validate_table(root.uri, store.options, session=lambda: store.spark, state=False)
@@ -320,13 +337,15 @@ def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_
         cross_before, cross, context=f"{root} after the race: cross-reader", ignore=unavailable_fields(cross)
     )
 
-    staged = store.staged()  # the killed runs' staging: what of it the kill left
-    now = max(store.listing().values()) + 31 * DAY_MS  # past the default 30-day retention
+    staged = store.staged()  # the killed runs' staging: what of it the kills left
+    # Past the default 30-day retention for every file: the staging cutoff (CKPT-CLEAN-025) too.
+    now = max([*store.listing().values(), *staged.values()]) + 31 * DAY_MS
     cleaned = cleanup(root.uri, now_ms=now, spark=store.spark, storage_options=store.options)
-    assert store.staged() == staged, f"{root}: cleanup ({cleaned.status}) changed the killed runs' staging"
-    reported = {d.name for d in cleaned.kept}
-    assert {n.split("/")[0] + "/" for n in staged} <= reported, (
-        f"{root}: staging not reported as kept: {reported}"
+    left_staged = [n for n in store.staged() if store.name == "hdfs" or not _is_marker(n)]
+    assert left_staged == [], f"{root}: cleanup ({cleaned.status}) left staged objects {left_staged}"
+    collected = {d.name for d in cleaned.deleted_staging}
+    assert {n.split("/")[0] + "/" for n in staged} <= collected, (
+        f"{root}: staging {sorted(staged)} not reported as deleted: {sorted(collected)}"
     )
     left = set(store.listing())
     assert not orphans & left, (
@@ -334,6 +353,12 @@ def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_
     )
     assert needed <= left, f"{root}: cleanup deleted a referenced file: left {sorted(left)}"
     assert store.ours().files == ours_before.files, f"{root}: files differ after cleanup"
+
+
+def _is_marker(name: str) -> bool:
+    """An S3A directory marker ``d/`` as obstore lists it: ``d/d`` (a key cannot end in ``/`` for obstore)."""
+    parts = name.split("/")
+    return len(parts) >= 2 and parts[-1] == parts[-2]
 
 
 def sidecar_upload(method: str, target: str) -> bool:
