@@ -60,7 +60,7 @@ from reference_impl.write.rows import PartialState
 from reference_impl.write.sizing import small_rows
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql import types as T
 
     from reference_impl.read.snapshot import Snapshot
@@ -204,7 +204,7 @@ def plan_partial(
     return PartialState(reused, changed, carried), decision
 
 
-def _same_identity(left: DataFrame, right: DataFrame) -> Any:
+def _same_identity(left: DataFrame, right: DataFrame) -> Column:
     """Equal identities; the deletion-vector id is null for most files, so it is compared null-safely."""
     return (left["_path"] == right["_path"]) & left["_dv"].eqNullSafe(right["_dv"])
 
