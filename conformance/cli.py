@@ -335,6 +335,7 @@ def run_coverage(args: argparse.Namespace) -> int:
                 "summary": cov.summary(),
                 "uncoveredMust": gaps,
                 "unknownIds": cov.unknown,
+                "withdrawnIds": cov.withdrawn,
                 "requirements": {
                     r: {
                         "level": q["level"],
@@ -346,13 +347,14 @@ def run_coverage(args: argparse.Namespace) -> int:
                 },
             }
         )
-        return 1 if gaps or cov.unknown else 0
+        return 1 if gaps or cov.unknown or cov.withdrawn else 0
     summary = cov.summary()
-    print("level/area      tested  untestable  uncovered")
+    print("level/area      tested  untestable  uncovered  withdrawn")
     for key in sorted(summary, key=lambda k: (not k.startswith(("MUST", "SHOULD", "MAY")), k)):
         row = summary[key]
         print(
             f"{key:15} {row.get('tested', 0):6}  {row.get('untestable', 0):10}  {row.get('uncovered', 0):9}"
+            f"  {row.get('withdrawn', 0):9}"
         )
     for req_id, req in cov.requirements.items():
         status = cov.status(req_id)
@@ -364,8 +366,10 @@ def run_coverage(args: argparse.Namespace) -> int:
             print(f"{req_id:16} {req['level']:6} {status:10} {detail}")
     for item in cov.unknown:
         print(f"unknown requirement id: {item}")
+    for item in cov.withdrawn:
+        print(f"cites a withdrawn requirement: {item}")
     print(f"{len(gaps)} MUST requirement(s) with neither a test nor an untestable reason")
-    return 1 if gaps or cov.unknown else 0
+    return 1 if gaps or cov.unknown or cov.withdrawn else 0
 
 
 def register_demo(sub: Any) -> None:

@@ -69,14 +69,27 @@ class Coverage:
     requirements: dict[str, dict[str, Any]]
     tests: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     unknown: list[str] = field(default_factory=list)  # "test: ID" for IDs not in the spec
+    withdrawn: list[str] = field(default_factory=list)  # "test: ID" for IDs withdrawn from the spec
 
     def status(self, req_id: str) -> str:
         req = self.requirements[req_id]
+        if req.get("status") == "withdrawn":  # kept only to reserve its ID: nothing to cover
+            return "withdrawn"
         if self.tests.get(req_id):
             return "tested"
         if req.get("untestable"):
             return "untestable"
         return "uncovered"
+
+    def cite(self, req_id: str, test: str, where: str | None = None) -> None:
+        """Record that ``test`` (declared in ``where``, default the test itself) cites ``req_id``."""
+        req = self.requirements.get(req_id)
+        if req is None:
+            self.unknown.append(f"{where or test}: {req_id}")
+        elif req.get("status") == "withdrawn":
+            self.withdrawn.append(f"{where or test}: {req_id}")
+        else:
+            self.tests[req_id].append(test)
 
     def uncovered_musts(self) -> list[str]:
         return [
@@ -101,17 +114,14 @@ def compute(root: Path = ROOT) -> Coverage:
             rel = path.relative_to(root).as_posix()
             for test, ids in markers_in_file(path).items():
                 for req in ids:
-                    if req in cov.requirements:
-                        cov.tests[req].append(f"{rel}::{test}")
-                    else:
-                        cov.unknown.append(f"{rel}::{test}: {req}")
+                    cov.cite(req, f"{rel}::{test}")
     for descriptor in sorted((root / "fixtures").rglob("fixture.json")):
         fixture = json.loads(descriptor.read_text())
         rel = descriptor.parent.relative_to(root).as_posix()
         for req in fixture["requirements"]:
-            target = f"conformance/suite/test_reader_fixtures.py::test_reader_fixture[{rel}]"
-            if req in cov.requirements:
-                cov.tests[req].append(target)
-            else:
-                cov.unknown.append(f"{rel}/fixture.json: {req}")
+            cov.cite(
+                req,
+                f"conformance/suite/test_reader_fixtures.py::test_reader_fixture[{rel}]",
+                f"{rel}/fixture.json",
+            )
     return cov

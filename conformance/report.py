@@ -183,7 +183,13 @@ def render_markdown(results: dict[str, Any]) -> str:
                 "|---|---|" + "---|" * len(impls),
             ]
         row = matrix.get(req_id, {})
-        note = " (untestable)" if req.get("untestable") else ""
+        note = (
+            " (withdrawn)"
+            if req.get("status") == "withdrawn"
+            else " (untestable)"
+            if req.get("untestable")
+            else ""
+        )
         cells = [_SYMBOL[row[i]] if i in row else "" for i in impls]
         lines.append(
             f"| [{req_id}](../spec/checkpoints.md#{req_id}){note} | {req['level']} | "

@@ -41,7 +41,7 @@ What is deleted and what is kept:
 | ``_sidecars/<name>`` | referenced by no remaining checkpoint **and** modified before the sidecar cutoff | referenced (``CKPT-CLEAN-013``), or too young |
 | ``.<name>.crc`` (Hadoop checksum of a file) | together with ``<name>`` | kept with its file |
 | ``.delta-ckpt-staging-<uuid>/`` (a writer's staging, with everything in it) | it holds a file and every file in it is modified before the staging cutoff: the log cutoff, never later than the one-day floor (``CKPT-CLEAN-025``) | empty, or a file too young: its writer may still run |
-| ``_last_checkpoint`` | never (``CKPT-CLEAN-007``) | |
+| ``_last_checkpoint`` | never (``CKPT-CLEAN-026``) | |
 | hidden temp files, other directories (``_commits``, …), unknown names | never | |
 
 Invariants, checked before anything is written or deleted:

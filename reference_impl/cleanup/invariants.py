@@ -133,7 +133,7 @@ def hinted_checkpoint_is_kept(plan: LogPlan) -> InvariantCheck:
 def only_log_files_are_deleted(
     plan: LogPlan, sidecars: SidecarPlan, staging: StagingPlan | None = None
 ) -> InvariantCheck:
-    """CKPT-CLEAN-007: only commit, checkpoint, checksum, compaction and sidecar files are deleted
+    """CKPT-CLEAN-026: only commit, checkpoint, checksum, compaction and sidecar files are deleted
     — and writer staging directories by their exact name (``CKPT-CLEAN-025``)."""
     allowed = (LogFileKind.COMMIT, LogFileKind.CRC, LogFileKind.COMPACTION)
     foreign = [
@@ -147,7 +147,7 @@ def only_log_files_are_deleted(
     ]
     return InvariantCheck(
         "only commit, checkpoint, checksum, compaction, sidecar files and writer staging are deleted",
-        "CKPT-CLEAN-007",
+        "CKPT-CLEAN-026",
         not foreign,
         "ok" if not foreign else f"would delete {foreign}",
     )

@@ -307,9 +307,9 @@ def plan_log(
             continue  # decided below (companion of a deleted file, or kept)
         delete, reason, rule = False, "", None
         if kind is LogFileKind.LAST_CHECKPOINT:
-            reason, rule = "_last_checkpoint is never deleted", "CKPT-CLEAN-007"
+            reason, rule = "_last_checkpoint is never deleted", "CKPT-CLEAN-026"
         elif kind is LogFileKind.OTHER:
-            reason, rule = "not a commit, checkpoint, checksum or log compaction file", "CKPT-CLEAN-007"
+            reason, rule = "not a commit, checkpoint, checksum or log compaction file", "CKPT-CLEAN-026"
         elif c is None:
             reason, rule = stop or "nothing is deleted", "CKPT-CLEAN-004"
         elif kind is LogFileKind.COMPACTION:
@@ -360,7 +360,7 @@ def plan_log(
         )
         decisions.append(
             FileDecision(
-                info.name, LogFileKind.HIDDEN, None, info.size, info.mtime_ms, False, reason, "CKPT-CLEAN-007"
+                info.name, LogFileKind.HIDDEN, None, info.size, info.mtime_ms, False, reason, "CKPT-CLEAN-026"
             )
         )
     for directory in sorted(directories):
@@ -375,7 +375,7 @@ def plan_log(
                 0,
                 False,
                 "directory: never entered (writer staging, commit directories, …)",
-                "CKPT-CLEAN-007",
+                "CKPT-CLEAN-026",
             )
         )
     plan.files = decisions
@@ -479,7 +479,7 @@ def plan_sidecars(
                 info.mtime_ms,
                 False,
                 "hidden file in _sidecars (temporary file of a writer, or a checksum)",
-                "CKPT-CLEAN-007",
+                "CKPT-CLEAN-026",
             )
         )
     return plan

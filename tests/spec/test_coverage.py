@@ -14,14 +14,18 @@ def test_every_must_is_tested_or_explained() -> None:
 
 
 def test_cited_requirement_ids_exist() -> None:
-    """Every requirement ID cited by a test marker or a fixture exists in spec/requirements.json."""
+    """Every requirement ID cited by a test marker or a fixture exists in spec/requirements.json and is not
+    withdrawn (a withdrawn entry only reserves its ID)."""
     coverage = compute()
     assert not coverage.unknown, "unknown requirement IDs:\n" + "\n".join(coverage.unknown)
+    assert not coverage.withdrawn, "withdrawn requirement IDs cited:\n" + "\n".join(coverage.withdrawn)
 
 
 def test_every_requirement_has_a_status() -> None:
-    """The coverage report classifies all requirements (tested, untestable or uncovered)."""
+    """The coverage report classifies all requirements (tested, untestable, uncovered or withdrawn)."""
     coverage = compute()
     statuses = {coverage.status(r) for r in coverage.requirements}
-    assert statuses <= {"tested", "untestable", "uncovered"}
+    assert statuses <= {"tested", "untestable", "uncovered", "withdrawn"}
+    withdrawn = {r for r, q in coverage.requirements.items() if q.get("status") == "withdrawn"}
+    assert {r for r in coverage.requirements if coverage.status(r) == "withdrawn"} == withdrawn
     assert len(coverage.requirements) >= 100, f"only {len(coverage.requirements)} requirements"

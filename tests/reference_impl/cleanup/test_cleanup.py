@@ -714,7 +714,7 @@ def _cutoff(retention_days: int) -> int:
     return NOW - NOW % MS_PER_DAY - retention_days * MS_PER_DAY
 
 
-@pytest.mark.requirement("CKPT-CLEAN-025", "CKPT-CLEAN-007", "CKPT-CLEAN-024")
+@pytest.mark.requirement("CKPT-CLEAN-025", "CKPT-CLEAN-026", "CKPT-CLEAN-024")
 def test_old_staging_is_collected_and_a_fresh_one_kept(
     delta_spark: SparkSession,
     cleanup_tables: CleanupTables,
@@ -732,7 +732,7 @@ def test_old_staging_is_collected_and_a_fresh_one_kept(
     followed by a canonical UUID, with everything in it, when it holds at least one file and every
     file in it, at any depth, has a modification time before both the cutoff timestamp …"
 
-    Spec: CKPT-CLEAN-007
+    Spec: CKPT-CLEAN-026
     "A cleaner MUST NOT delete `_last_checkpoint`, any file outside `_delta_log/`, or any file in
     `_delta_log/` other than commit, checkpoint, checksum and log compaction files, staged commits
     and sidecar files, except the files of an abandoned writer staging directory as CKPT-CLEAN-025

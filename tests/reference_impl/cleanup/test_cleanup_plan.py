@@ -225,13 +225,13 @@ def test_last_checkpoint_caps_the_cutoff_checkpoint(tmp_path: Path) -> None:
     assert all(d.version is not None and d.version < 2 for d in plan.deletions)
 
 
-@pytest.mark.requirement("CKPT-CLEAN-007")
+@pytest.mark.requirement("CKPT-CLEAN-026")
 def test_only_log_files_are_candidates(tmp_path: Path) -> None:
-    """CKPT-CLEAN-007: "MUST NOT delete _last_checkpoint, any file outside _delta_log/, or any file in
+    """CKPT-CLEAN-026: "MUST NOT delete _last_checkpoint, any file outside _delta_log/, or any file in
     _delta_log/ other than commit, checkpoint, checksum and log compaction files, staged commits and
     sidecar files".
 
-    Spec: CKPT-CLEAN-007
+    Spec: CKPT-CLEAN-026
     "A cleaner MUST NOT delete `_last_checkpoint`, any file outside `_delta_log/`, or any file in
     `_delta_log/` other than commit, checkpoint, checksum and log compaction files, staged commits and
     sidecar files."
@@ -255,7 +255,7 @@ def test_only_log_files_are_candidates(tmp_path: Path) -> None:
         ".delta-ckpt-staging-x/",
         "_staged_commits/",
     ):
-        assert name in kept and kept[name].rule == "CKPT-CLEAN-007", name
+        assert name in kept and kept[name].rule == "CKPT-CLEAN-026", name
 
 
 @pytest.mark.requirement("CKPT-CLEAN-013", "CKPT-CLEAN-014", "CKPT-CLEAN-017")

@@ -218,7 +218,7 @@ class RacersAt:
 @pytest.mark.delta_spark
 @pytest.mark.deltalake
 @pytest.mark.requirement(
-    "CKPT-WRITE-004", "CKPT-WRITE-008", "CKPT-CLEAN-013", "CKPT-CLEAN-007", "CKPT-CLEAN-025"
+    "CKPT-WRITE-004", "CKPT-WRITE-008", "CKPT-CLEAN-013", "CKPT-CLEAN-026", "CKPT-CLEAN-025"
 )
 def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_keep_the_table_whole(
     store: Store, tmp_path: Path
@@ -238,7 +238,7 @@ def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_
     "A cleaner MUST NOT delete a sidecar file that a classic-named or UUID-named checkpoint
     remaining after the cleanup references"
 
-    Spec: CKPT-CLEAN-007
+    Spec: CKPT-CLEAN-026
     "A cleaner MUST NOT delete `_last_checkpoint`, any file outside `_delta_log/`, or any file in
     `_delta_log/` other than commit, checkpoint, checksum and log compaction files, staged commits
     and sidecar files, except the files of an abandoned writer staging directory as CKPT-CLEAN-025
