@@ -123,7 +123,7 @@ def _valid_read(path: Path) -> dict[str, Any]:
     return {"id": READ["id"], "ok": True, "result": {"state": state, "rows": 3, "checkpoint": None}}
 
 
-@settings(max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), which=st.sampled_from(STATES))
 def test_mutated_read_response_is_decoded_or_a_violation(data: st.DataObject, which: Path) -> None:
     """Whatever a read response becomes, the suite decodes it into a state it can compare, or
@@ -142,7 +142,7 @@ def test_mutated_read_response_is_decoded_or_a_violation(data: st.DataObject, wh
     diff_states(expected, result.state)  # comparing never crashes either
 
 
-@settings(max_examples=150, deadline=None, database=None)
+@settings(max_examples=150, deadline=None)
 @given(line=_mutated({"id": 1, "ok": True, "result": VALID_HELLO}))
 def test_mutated_hello_is_decoded_or_a_violation(line: bytes) -> None:
     """A mutated hello becomes an ImplementationInfo or a ProtocolViolation, nothing else."""

@@ -140,9 +140,7 @@ def _decoded(table: Path, result: CheckpointResult) -> list[str]:
 @pytest.mark.requirement("CKPT-INC-002", "CKPT-INC-004")
 @settings(
     max_examples=1,  # plus the explicit example; each costs three checkpoint writes
-    derandomize=True,
     deadline=None,
-    database=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @example(case=MIXED)
