@@ -301,7 +301,7 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def register_spec(sub: Any) -> None:
-    """``delta-ckpt spec extract | coverage``."""
+    """``delta-ckpt spec extract | coverage | release``."""
     parser: argparse.ArgumentParser = sub.add_parser(
         "spec",
         help="regenerate spec/requirements.json, or show requirement coverage by tests",
@@ -310,6 +310,14 @@ def register_spec(sub: Any) -> None:
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     ext = actions.add_parser("extract", help="regenerate spec/requirements.json from spec/checkpoints.md")
     ext.set_defaults(func=run_extract)
+    rel = actions.add_parser(
+        "release",
+        help="freeze the current spec version's requirement index as spec/releases/<version>.json",
+        description="Checks the ID policy against every earlier release and spec/CHANGELOG.md, then writes "
+        "spec/releases/<version>.json. Exit status 2, nothing written, when the policy is broken or the "
+        "version was already released.",
+    )
+    rel.set_defaults(func=run_release)
     cov = actions.add_parser("coverage", help="each requirement with the tests that cite it")
     cov.add_argument("--all", action="store_true", help="list every requirement (default: summary + gaps)")
     _add_json_flag(cov)
@@ -322,6 +330,12 @@ def run_extract(args: argparse.Namespace) -> int:
     status = main_extract(SPEC_DIR)
     print(f"wrote {REQUIREMENTS_JSON}")
     return status
+
+
+def run_release(args: argparse.Namespace) -> int:
+    from spec.history import main_release
+
+    return main_release()
 
 
 def run_coverage(args: argparse.Namespace) -> int:

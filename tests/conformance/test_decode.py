@@ -20,7 +20,7 @@ NAMES = json.loads((SPEC_DIR / "vectors" / "file_names.json").read_text(encoding
 CHECKSUMS = json.loads((SPEC_DIR / "vectors" / "checksums.json").read_text(encoding="utf-8"))["vectors"]
 
 
-@pytest.mark.requirement("CKPT-NAME-004", "CKPT-NAME-005", "CKPT-NAME-006", "CKPT-NAME-007")
+@pytest.mark.requirement("CKPT-NAME-004", "CKPT-NAME-005", "CKPT-NAME-008", "CKPT-NAME-007")
 @pytest.mark.parametrize("vector", NAMES, ids=[v["name"] for v in NAMES])
 def test_file_name_vectors(vector: dict[str, Any]) -> None:
     """Each name is read as the kind and numbers the vector gives, strict exactly when it says so.

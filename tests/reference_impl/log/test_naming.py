@@ -155,11 +155,11 @@ def test_unpadded_versions_are_accepted_leniently(name: str, kind: LogFileKind, 
     assert not parsed.conforms, f"{name!r} must not pass the strict check"
 
 
-@pytest.mark.requirement("CKPT-NAME-006")
+@pytest.mark.requirement("CKPT-NAME-008")
 def test_non_uuid_token_is_uuid_named_but_not_conforming() -> None:
     """``0010.checkpoint.123.parquet``: any dot-free token makes a UUID-named (V2) checkpoint for delta-spark.
 
-    Spec: CKPT-NAME-006
+    Spec: CKPT-NAME-008
     "A reader MAY treat `<n>.checkpoint.<token>.json` and `<n>.checkpoint.<token>.parquet` as a
     UUID-named checkpoint for any non-empty `<token>` that contains no dot, whether or not the token
     is a UUID."
