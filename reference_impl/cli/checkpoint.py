@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reference_impl.cli.common import (
     add_json_flag,
@@ -12,12 +12,15 @@ from reference_impl.cli.common import (
     emit_json,
     open_table_from_args,
     spark_from_args,
+    start_spark_from_args,
 )
 from reference_impl.progress import Progress
 from reference_impl.write.options import REQUESTABLE_NAMINGS, CheckpointOptions
-from reference_impl.write.result import CheckpointResult
-from reference_impl.write.writer import require_checkpointable_table, write_checkpoint
+from reference_impl.write.preconditions import check_preconditions, require_checkpointable_table
 from spec.vocabulary import CheckpointNaming, CheckpointSpec, StatsMode, TopLevelFormat
+
+if TYPE_CHECKING:
+    from reference_impl.write.result import CheckpointResult
 
 _EPILOG = """defaults follow the table, as delta-spark does:
   V2 (UUID-named, JSON top-level file, 50,000 file actions per sidecar) when
@@ -122,8 +125,8 @@ def human_result(result: CheckpointResult) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    # Fails fast, before Spark starts (local and S3 tables).
-    table = open_table_from_args(args, require_checkpointable_table)
+    # Bad input fails fast, before Spark starts (local and S3 tables; a read-only location too). Then
+    # the driver JVM launches in the background while the writer's modules (pyspark.sql) load (issue #12).
     options = CheckpointOptions(
         spec=args.spec,
         naming=args.naming,
@@ -139,7 +142,11 @@ def run(args: argparse.Namespace) -> int:
         hooks=args.hooks,
         progress=Progress(enabled=not (args.quiet or args.json)),
     )
-    # Spark starts only after the store's checks passed (a read-only location fails without a JVM).
+    table = open_table_from_args(args, require_checkpointable_table)
+    check_preconditions(table, args.version)
+    start_spark_from_args(args)
+    from reference_impl.write.writer import write_checkpoint
+
     result = write_checkpoint(table, args.version, options, spark=lambda: spark_from_args(args))
     if args.json:
         emit_json(result.to_json())

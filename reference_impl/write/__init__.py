@@ -4,6 +4,7 @@ Modules, in pipeline order:
 
 | module | holds |
 |---|---|
+| :mod:`~reference_impl.write.preconditions` | the request's checks that need no Spark (table, writable log, the version's commit) |
 | :mod:`~reference_impl.write.options` | :class:`~reference_impl.write.options.CheckpointOptions` and the resolved, validated :class:`~reference_impl.write.options.CheckpointPlan` |
 | :mod:`~reference_impl.write.rows` | the state shaped as checkpoint rows (``dataChange`` false, stats as planned), in a deterministic order |
 | :mod:`~reference_impl.write.staging` | Spark's executors write files into hidden staging; the driver reads them back and counts |

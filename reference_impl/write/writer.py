@@ -10,7 +10,8 @@ Usage::
 
 :func:`write_checkpoint`, step by step (§17.2 publication order):
 
-1. check the table and the version (``_delta_log`` writable, the version's commit present);
+1. check the table and the version (``_delta_log`` writable, the version's commit present;
+   :mod:`~reference_impl.write.preconditions`, no Spark);
 2. replay the version (:func:`~reference_impl.read.snapshot.read_snapshot`), refuse a protocol that
    lists a writer feature the writer does not support (``CKPT-WRITE-010``,
    :mod:`~reference_impl.log.features`), and resolve the options against it
@@ -42,10 +43,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from reference_impl.errors import (
-    CheckpointError,
     ReusedSidecarGone,
     SelfCheckFailed,
-    StorageError,
     TableNotFound,
     UnsupportedReaderFeature,
     VersionNotFound,
@@ -63,7 +62,7 @@ from reference_impl.log.naming import (
     sidecar_name,
     uuid_checkpoint_name,
 )
-from reference_impl.log.table import Table, open_table
+from reference_impl.log.table import Table
 from reference_impl.read.snapshot import Snapshot, read_snapshot
 from reference_impl.spark.columns import as_nullable, nullable_df
 from reference_impl.spark.schemas import ACTION_STRUCTS
@@ -72,6 +71,7 @@ from reference_impl.storage import Location, SessionSource
 from reference_impl.write.hint import last_checkpoint_document, schema_json, write_hint
 from reference_impl.write.incremental import layout_tags, plan_partial
 from reference_impl.write.options import CheckpointOptions, CheckpointPlan, resolve_plan
+from reference_impl.write.preconditions import check_preconditions, require_checkpointable_table, with_rule
 from reference_impl.write.publish import Publisher
 from reference_impl.write.result import CheckpointResult, FileRole, WrittenFile
 from reference_impl.write.rows import (
@@ -347,60 +347,17 @@ class _Writer:
 _HEAD_POSITION = "_delta_ckpt_head_position"
 
 
-def _with_rule(exc: CheckpointError, rule: str) -> CheckpointError:
-    """``exc`` naming the rule a checkpoint request breaks, unless it names one already."""
-    if exc.rule is None:
-        exc.rule = rule
-    return exc
-
-
-def require_checkpointable_table(
-    table: str | os.PathLike[str] | Location | Table,
-    storage_options: Mapping[str, str] | None = None,
-    *,
-    session: SessionSource | None = None,
-) -> Table:
-    """The table; ``TABLE_NOT_FOUND`` (rule CKPT-READ-009) when it has no ``_delta_log``."""
-    try:
-        return open_table(table, storage_options, session=session)
-    except TableNotFound as exc:
-        raise _with_rule(exc, "CKPT-READ-009") from None
-
-
-def _check_preconditions(table: Table, version: int | None) -> None:
-    """Step 1: the store can publish safely, the log is writable, the version's commit is there."""
-    storage, log_dir = table.storage, table.log_dir
-    if not storage.guarantees.atomic_create:
-        raise StorageError(
-            "this store cannot create a file only if it is absent, so no checkpoint can be published safely",
-            path=str(log_dir),
-            rule="CKPT-WRITE-006",
-        )
-    if not storage.can_write(log_dir):
-        raise StorageError(
-            "the _delta_log directory is not writable, so no checkpoint can be published there",
-            path=str(log_dir),
-            rule="CKPT-WRITE-006",
-        )
-    if version is not None and storage.stat(log_dir / commit_name(version)) is None:
-        raise VersionNotFound(
-            f"the commit file of version {version} is not in the log; a checkpoint needs it",
-            path=str(log_dir / commit_name(version)),
-            rule="CKPT-WRITE-001",
-        )
-
-
 def _replay(spark: SparkSession, table: Table, version: int | None, options: CheckpointOptions) -> Snapshot:
     """Step 2: the state of the version, with the rule a failure breaks."""
     with options.progress.phase("replay the log"):
         try:
             snap = read_snapshot(spark, table, version=version, now_ms=options.now_ms)
         except TableNotFound as exc:  # a _delta_log without any commit or checkpoint
-            raise _with_rule(exc, "CKPT-READ-009") from None
+            raise with_rule(exc, "CKPT-READ-009") from None
         except UnsupportedReaderFeature as exc:
-            raise _with_rule(exc, "CKPT-FEAT-006") from None
+            raise with_rule(exc, "CKPT-FEAT-006") from None
         except VersionNotFound as exc:
-            raise _with_rule(exc, "CKPT-WRITE-001") from None
+            raise with_rule(exc, "CKPT-WRITE-001") from None
     check_writer_features(snap.protocol, str(snap.listing.log_dir), role="writer")
     if snap.version not in snap.listing.commits:
         raise VersionNotFound(
@@ -428,7 +385,7 @@ def write_checkpoint(
     started = time.perf_counter()
     session = session_source(spark)
     opened = require_checkpointable_table(table, storage_options, session=session)
-    _check_preconditions(opened, version)
+    check_preconditions(opened, version)
     try:
         return _write(session(), opened, version, options, started, reuse=True)
     except ReusedSidecarGone as gone:  # only an incremental checkpoint lists reused sidecars

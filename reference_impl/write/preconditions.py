@@ -1,0 +1,63 @@
+"""Step 1 of the writer: the checks of a checkpoint request that need no Spark.
+
+Spec: ``spec/checkpoints.md`` §17.2 Publication order (``CKPT-WRITE-006``: a store that cannot
+publish safely, or a read-only ``_delta_log``, gets no checkpoint), ``CKPT-WRITE-001`` (the version's
+commit is there) and ``CKPT-READ-009`` (a table has a ``_delta_log``).
+
+No pyspark here: ``delta-ckpt checkpoint`` runs these checks first, so bad input is one error and no
+JVM, and only then launches the driver JVM in the background while the writer's modules load
+(issue #12).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from reference_impl.errors import CheckpointError, StorageError, TableNotFound, VersionNotFound
+from reference_impl.log.naming import commit_name
+from reference_impl.log.table import Table, open_table
+from reference_impl.storage import Location, SessionSource
+
+
+def with_rule(exc: CheckpointError, rule: str) -> CheckpointError:
+    """``exc`` naming the rule a checkpoint request breaks, unless it names one already."""
+    if exc.rule is None:
+        exc.rule = rule
+    return exc
+
+
+def require_checkpointable_table(
+    table: str | os.PathLike[str] | Location | Table,
+    storage_options: Mapping[str, str] | None = None,
+    *,
+    session: SessionSource | None = None,
+) -> Table:
+    """The table; ``TABLE_NOT_FOUND`` (rule CKPT-READ-009) when it has no ``_delta_log``."""
+    try:
+        return open_table(table, storage_options, session=session)
+    except TableNotFound as exc:
+        raise with_rule(exc, "CKPT-READ-009") from None
+
+
+def check_preconditions(table: Table, version: int | None) -> None:
+    """The store can publish safely, the log is writable, the version's commit is there."""
+    storage, log_dir = table.storage, table.log_dir
+    if not storage.guarantees.atomic_create:
+        raise StorageError(
+            "this store cannot create a file only if it is absent, so no checkpoint can be published safely",
+            path=str(log_dir),
+            rule="CKPT-WRITE-006",
+        )
+    if not storage.can_write(log_dir):
+        raise StorageError(
+            "the _delta_log directory is not writable, so no checkpoint can be published there",
+            path=str(log_dir),
+            rule="CKPT-WRITE-006",
+        )
+    if version is not None and storage.stat(log_dir / commit_name(version)) is None:
+        raise VersionNotFound(
+            f"the commit file of version {version} is not in the log; a checkpoint needs it",
+            path=str(log_dir / commit_name(version)),
+            rule="CKPT-WRITE-001",
+        )
