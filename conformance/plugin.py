@@ -61,6 +61,8 @@ DEFAULT_FIXTURES = FIXTURES_DIR
 _STATE = pytest.StashKey["_PluginState"]()
 _CHECKS = pytest.StashKey["Checks"]()
 _FAILED_BY_CHECKS = pytest.StashKey[bool]()
+#: When the test's set-up started (s since epoch): a result's ``startedAt``.
+_SETUP_START = pytest.StashKey[float]()
 #: The longest failure message kept in results.json (a whole state difference fits).
 MAX_MESSAGE_CHARS = 20_000
 
@@ -673,6 +675,8 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     outcome = yield
     report: pytest.TestReport = outcome.get_result()
+    if report.when == "setup":
+        item.stash[_SETUP_START] = report.start
     result = _result(_state(item.config), item, report)
     if result is not None:
         report.__dict__["ckpt_result"] = result  # travels with the report (from an xdist worker too)
@@ -793,10 +797,15 @@ def _result(state: _PluginState, item: pytest.Item, report: pytest.TestReport) -
             scored(roles_in_test, spec.get("roles", []), only) if roles_in_test else meta["implementations"]
         ):
             scores.append({"requirement": req, "level": level, "implementation": impl, "verdict": mine.value})
+    workerinput = getattr(item.config, "workerinput", None)
     result: dict[str, Any] = {
         "nodeid": report.nodeid,
         "outcome": outcome,
         "duration": round(report.duration, 3),
+        # when and where it ran, so a run's schedule can be read afterwards (which worker finished last)
+        **({"worker": str(workerinput["workerid"])} if workerinput is not None else {}),
+        "startedAt": int(item.stash.get(_SETUP_START, report.start) * 1000),
+        "finishedAt": int(report.stop * 1000),
         "requirements": meta.get("requirements", []),
         "implementations": meta.get("implementations", []),
         "expectation": meta.get("expectation"),

@@ -28,6 +28,7 @@ from conformance.cli import MAX_AUTO_WORKERS, RUN_SPARK_CONF, run_spark_conf, ru
 from conformance.plugin import xdist_group
 from reference_impl.cli.main import build_parser
 from reference_impl.spark.session import settings_from_env
+from spec.schemas import validator
 from spec.spark_conf import ENV_CONF, ENV_MASTER, conf_from_env
 
 pytest_plugins = ["pytester"]
@@ -80,7 +81,8 @@ def _written(basetemp: Path) -> Counter[str]:
 @pytest.mark.slow
 def test_two_workers_report_what_one_process_reports(pytester: pytest.Pytester) -> None:
     """``-n 2 --dist loadgroup`` gives the results.json entries (IDs, outcomes, scores, order), the JUnit
-    test cases and the implementations of a run in one process, and writes each output once."""
+    test cases and the implementations of a run in one process, and writes each output once; each entry names
+    the worker that ran it and when (one worker per group), so a run's schedule can be read afterwards."""
     serial, serial_junit, serial_tmp = _run(pytester, "serial")
     parallel, parallel_junit, parallel_tmp = _run(pytester, "parallel", "-n", "2", "--dist", "loadgroup")
 
@@ -99,6 +101,23 @@ def test_two_workers_report_what_one_process_reports(pytester: pytest.Pytester) 
         f"outputs made: parallel {made}, serial {_written(serial_tmp)}"
     )
     assert set(made.values()) == {1}, f"an output was written more than once over two workers: {made}"
+    assert not list(validator("results.schema.json").iter_errors(parallel)), "results.json violates its schema"
+    assert all("worker" not in r for r in serial["results"]), "a run without workers names a worker"
+    ran_on: dict[str, set[str]] = {}
+    for r in parallel["results"]:
+        assert r["startedAt"] <= r["finishedAt"], f"{r['nodeid']}: finished before it started"
+        group = xdist_group(_params(r))
+        ran_on.setdefault(group or r["nodeid"], set()).add(r["worker"])
+    assert {w for ws in ran_on.values() for w in ws} == {"gw0", "gw1"}, f"workers named: {ran_on}"
+    assert all(len(ws) == 1 for ws in ran_on.values()), f"a group ran on two workers: {ran_on}"
+
+
+def _params(result: dict[str, Any]) -> dict[str, Any]:
+    """The writer and shape parameters of a results.json entry, as :func:`xdist_group` takes them."""
+    if "writer" not in result or "shape" not in result:
+        return {}
+    implementation, profile = result["writer"].split(":", 1)
+    return {"writer_profile": (implementation, profile), "shape_name": result["shape"]}
 
 
 def test_groups_keep_each_output_in_one_worker() -> None:
