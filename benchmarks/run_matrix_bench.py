@@ -7,12 +7,15 @@ is that command in a fresh process, with its own report directory; ``--workers``
 the whole wall time (set-up excluded: the virtualenv, jars and Kernel harness must exist — run
 ``scripts/bootstrap.sh`` first), the machine's 1-minute load average before and after (the machine
 may be shared: figures are labelled with it), the exit status and the number of test results and
-outcomes in ``results.json`` — so two runs can be checked to have had the same coverage.
+outcomes in ``results.json`` — so two runs can be checked to have had the same coverage — and each
+worker's schedule from results.json's ``worker``/``startedAt``/``finishedAt``: when its last test ended,
+in seconds after the run's first test started, and the tail (how long the last worker ran on alone).
 
 Usage (``MATRIX_RESULTS.md`` shows the command that produced it)::
 
     .venv/bin/python benchmarks/run_matrix_bench.py --workers 1 2 --reps 3                 # the default matrix
     .venv/bin/python benchmarks/run_matrix_bench.py --workers 1 2 --reps 1 -- --shapes quick
+    .venv/bin/python benchmarks/run_matrix_bench.py --schedule reports/conformance/results.json  # one run's
 
 Arguments after ``--`` go to ``conformance run``. Results go to ``--results`` (default
 ``benchmarks/MATRIX_RESULTS.md``) and the raw rows next to it (``matrix_results.json``).
@@ -51,6 +54,8 @@ class MatrixRun:
     load_after: float
     results: int
     outcomes: dict[str, int]
+    #: worker -> seconds from the run's first test start to the end of that worker's last test
+    worker_ends: dict[str, float]
 
 
 def _load() -> float:
@@ -81,11 +86,40 @@ def measure(workers: int, rep: int, extra: list[str], work: Path) -> MatrixRun:
         round(_load(), 2),
         len(results),
         dict(sorted(Counter(r["outcome"] for r in results).items())),
+        worker_ends(results),
     )
     if proc.returncode not in (0, 1):
         print(proc.stdout[-2000:] + proc.stderr[-2000:], file=sys.stderr)
     print(f"[matrix-bench] {asdict(run)}", file=sys.stderr, flush=True)
     return run
+
+
+def worker_ends(results: list[dict[str, Any]]) -> dict[str, float]:
+    """Per worker (``-`` for a run without workers), when its last test ended: seconds after the run's
+    first test started (results.json's ``startedAt``/``finishedAt``; empty for results without them)."""
+    timed = [r for r in results if "startedAt" in r]
+    if not timed:
+        return {}
+    first = min(r["startedAt"] for r in timed)
+    ends: dict[str, float] = {}
+    for r in timed:
+        worker = r.get("worker", "-")
+        ends[worker] = max(ends.get(worker, 0.0), (r["finishedAt"] - first) / 1000)
+    return dict(sorted(ends.items()))
+
+
+def schedule(results: list[dict[str, Any]]) -> str:
+    """One run's schedule: per worker its tests, the seconds its tests took (set-up and call) and when its
+    last test ended; then the tail, how long the last worker ran on after the first had finished."""
+    ends = worker_ends(results)
+    lines = ["| worker | tests | seconds in tests | last test ended (s) |", "|---|---|---|---|"]
+    for worker, end in ends.items():
+        mine = [r for r in results if r.get("worker", "-") == worker]
+        busy = sum(r["finishedAt"] - r["startedAt"] for r in mine) / 1000
+        lines.append(f"| {worker} | {len(mine)} | {busy:.1f} | {end:.1f} |")
+    if ends:
+        lines.append(f"\nTail: {max(ends.values()) - min(ends.values()):.1f} s.")
+    return "\n".join(lines)
 
 
 def _minutes(seconds: float) -> str:
@@ -113,14 +147,15 @@ def report(runs: list[MatrixRun], shown_command: str, extra: list[str], note: st
         "",
         "## Runs",
         "",
-        "| workers | rep | wall | load before → after | exit | results | outcomes |",
-        "|---|---|---|---|---|---|---|",
+        "| workers | rep | wall | load before → after | exit | results | outcomes | last test per worker (s) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in runs:
         outcomes = ", ".join(f"{k} {v}" for k, v in r.outcomes.items())
+        ends = ", ".join(f"{w} {end:.0f}" for w, end in r.worker_ends.items())
         lines.append(
             f"| {r.workers} | {r.rep} | {_minutes(r.seconds)} | {r.load_before} → {r.load_after} "
-            f"| {r.exit_status} | {r.results} | {outcomes} |"
+            f"| {r.exit_status} | {r.results} | {outcomes} | {ends} |"
         )
     lines += [
         "",
@@ -159,7 +194,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--note", default="", help="a paragraph for the report (e.g. what the machine was doing)"
     )
+    parser.add_argument(
+        "--schedule",
+        type=Path,
+        default=None,
+        metavar="RESULTS_JSON",
+        help="print one run's schedule and stop",
+    )
     args = parser.parse_args(own)
+    if args.schedule is not None:
+        print(schedule(json.loads(args.schedule.read_text())["results"]))
+        return 0
     work = args.work or Path(tempfile.mkdtemp(prefix="matrix-bench-"))
     runs = []
     for rep in range(args.reps):

@@ -58,7 +58,8 @@ def test_benchmark_smoke(deltalake: ModuleType, tmp_path: Path) -> None:
 @pytest.mark.deltalake
 def test_matrix_benchmark_smoke(deltalake: ModuleType, tmp_path: Path) -> None:
     """The matrix benchmark times ``conformance run`` with 1 and 2 workers on a small reader-only run and
-    reports each run's wall time, load and results, the same in both."""
+    reports each run's wall time, load, results and each worker's last test, the same results in both; and
+    ``--schedule`` prints one run's schedule from its results.json."""
     results = tmp_path / "MATRIX_RESULTS.md"
     harness = REPO_ROOT / "conformance" / "examples" / "deltalake_harness.py"
     cmd = [
@@ -84,6 +85,25 @@ def test_matrix_benchmark_smoke(deltalake: ModuleType, tmp_path: Path) -> None:
     runs = json.loads((tmp_path / "matrix_results.json").read_text())["runs"]
     assert sorted(r["workers"] for r in runs) == [1, 2], runs
     assert all(r["results"] > 0 and r["exit_status"] == 0 for r in runs), runs
+    assert all(len(r["worker_ends"]) == r["workers"] for r in runs), f"one last test per worker: {runs}"
     text = results.read_text()
-    for needle in ("| workers | rep | wall |", "vs 1 worker", "Same results and outcomes in every run: yes"):
+    for needle in (
+        "| workers | rep | wall |",
+        "last test per worker",
+        "vs 1 worker",
+        "Same results and outcomes in every run: yes",
+    ):
         assert needle in text, f"{results} lacks {needle!r}"
+    shown = subprocess.run(
+        [
+            sys.executable,
+            str(REPO_ROOT / "benchmarks" / "run_matrix_bench.py"),
+            "--schedule",
+            str(tmp_path / "work" / "w2-r0" / "results.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    assert "| gw0 |" in shown and "| gw1 |" in shown and "Tail:" in shown, f"--schedule printed {shown!r}"

@@ -101,7 +101,9 @@ def test_two_workers_report_what_one_process_reports(pytester: pytest.Pytester) 
         f"outputs made: parallel {made}, serial {_written(serial_tmp)}"
     )
     assert set(made.values()) == {1}, f"an output was written more than once over two workers: {made}"
-    assert not list(validator("results.schema.json").iter_errors(parallel)), "results.json violates its schema"
+    assert not list(validator("results.schema.json").iter_errors(parallel)), (
+        "results.json violates its schema"
+    )
     assert all("worker" not in r for r in serial["results"]), "a run without workers names a worker"
     ran_on: dict[str, set[str]] = {}
     for r in parallel["results"]:
