@@ -30,7 +30,7 @@ from reference_impl import __version__
 from reference_impl.cli.common import emit_json
 from reference_impl.errors import CheckpointError, InternalError
 from reference_impl.hooks import NO_HOOKS, Hooks
-from reference_impl.spark.session import stop_session_started_inside
+from reference_impl.spark.session import exit_now, stop_session_started_inside
 from spec.error_codes import ErrorCode
 
 ENTRY_POINT_GROUP = "delta_ckpt.commands"
@@ -95,13 +95,29 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, *, hooks: Hooks = NO_HOOKS) -> int:
-    """Run ``delta-ckpt`` with ``argv``; ``hooks`` reach the writer and the cleaner (tests only)."""
+    """Run ``delta-ckpt`` with ``argv``; ``hooks`` reach the writer and the cleaner (tests only).
+
+    Without ``argv`` (the process's own command line) an implementation command (:data:`OWN_COMMANDS`)
+    that ran on a local Spark master ends the process itself once its output is written
+    (:func:`~reference_impl.spark.session.exit_now`: no session stop, no interpreter teardown; issue #12).
+    """
+    as_process = argv is None
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(argv).parse_args(argv)
     args.hooks = hooks
+    leave_local = as_process and args.command in OWN_COMMANDS
+    status = _run(args, leave_local=leave_local)
+    if leave_local:
+        exit_now(status)
+    return status
+
+
+def _run(args: argparse.Namespace, *, leave_local: bool) -> int:
+    """The command's exit status; its errors reported as the module docstring says."""
     handler: Handler = args.func
     try:
-        with stop_session_started_inside():  # a cluster's executors exit before this process does
+        # A cluster's executors exit before this process does; a local session may be left to exit_now.
+        with stop_session_started_inside(leave_local=leave_local):
             return handler(args)
     except CheckpointError as exc:
         return _fail(args, str(exc), exc.to_json())

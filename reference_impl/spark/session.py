@@ -37,10 +37,10 @@ import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import Future
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from reference_impl.errors import InvalidOption
 from reference_impl.storage import Location, SessionSource, Storage, class_archive
@@ -170,12 +170,12 @@ class _Launch:
         from pyspark.java_gateway import launch_gateway
 
         try:
-            popen = _filtered_stderr()
+            popen = _jvm_output()
             try:
                 conf = SparkConf(loadDefaults=False).setAll(list(self.conf.items()))
                 self.launched.set_result(launch_gateway(conf, popen_kwargs=dict(popen)))  # type: ignore[no-untyped-call]
             finally:
-                for fd in popen.values():  # the JVM holds its own copy
+                for fd in set(popen.values()):  # the JVM holds its own copy
                     os.close(fd)
         except BaseException as exc:  # raised again by gateway(), in the thread that takes the launch
             self.launched.set_exception(exc)
@@ -253,10 +253,12 @@ def _class_archive_options(settings: SparkSettings, conf_dir: Path) -> str | Non
 JVM_NOTICES: tuple[str, ...] = ("WARNING: Using incubator modules:",)
 
 
-def _filtered_stderr() -> dict[str, int]:
-    """``Popen`` arguments giving the JVM a stderr piped through a thread that drops :data:`JVM_NOTICES`
-    and passes every other line to this process's stderr (none when stderr is not a real file). The
-    caller closes the pipe's write end once the JVM has started."""
+def _jvm_output() -> dict[str, int]:
+    """``Popen`` arguments giving the JVM a stdout and a stderr piped through a thread that drops
+    :data:`JVM_NOTICES` and passes every other line to this process's stderr (none when stderr is
+    not a real file). The JVM's stdout goes there too: nothing of the JVM's reaches a command's
+    stdout (``--json``), and a caller reading our stdout to its end does not wait for the JVM to
+    exit (:func:`exit_now`). The caller closes the pipe's write end once the JVM has started."""
     try:
         err_fd = sys.stderr.fileno()
     except (AttributeError, ValueError, OSError):  # stderr is not a real file (captured): leave it alone
@@ -271,7 +273,7 @@ def _filtered_stderr() -> dict[str, int]:
                     target.write(line)
 
     threading.Thread(target=forward, name="jvm-stderr", daemon=True).start()
-    return {"stderr": write_fd}
+    return {"stdout": write_fd, "stderr": write_fd}
 
 
 def stop_quietly(spark: SparkSession) -> None:
@@ -282,17 +284,41 @@ def stop_quietly(spark: SparkSession) -> None:
 
 
 @contextmanager
-def stop_session_started_inside() -> Iterator[None]:
+def stop_session_started_inside(*, leave_local: bool = False) -> Iterator[None]:
     """Stop, quietly, a Spark session the block started (one that was running before is left running),
-    and a launch the block began (:func:`start_spark`) that no session took."""
+    and a launch the block began (:func:`start_spark`) that no session took.
+
+    With ``leave_local``, a session of a plain local master (:data:`LOCAL_MASTER`) is not stopped:
+    the caller ends the process right after with :func:`exit_now`. A cluster's session is always
+    stopped here, so its executors exit before this process does.
+    """
     running_before = "pyspark" in sys.modules and _active_session() is not None
     try:
         yield
     finally:
         abandon_launch()
         session = _active_session() if "pyspark" in sys.modules else None
-        if not running_before and session is not None:
+        left = (
+            leave_local and session is not None and LOCAL_MASTER.fullmatch(session.sparkContext.master or "")
+        )
+        if not running_before and session is not None and not left:
             stop_quietly(session)
+
+
+def exit_now(status: int) -> NoReturn:
+    """End this process with ``status`` at once: stdout and stderr flushed, no interpreter teardown.
+
+    For a command line whose every file is written, published and closed (issue #12: stopping a
+    local session and tearing down the interpreter took ~0.5-1 s of a short command). A local
+    session left running (``stop_session_started_inside(leave_local=True)``) needs no stop from us:
+    the driver JVM sees its stdin close when this process ends and exits by itself, running
+    Spark's shutdown hooks (``SparkContext.stop``, its temporary directories). Its stdout and stderr
+    are not this process's (:func:`_jvm_output`), so a caller reading ours is not kept waiting.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(OSError, ValueError):  # a closed or broken stream: nothing more can reach it
+            stream.flush()
+    os._exit(status)
 
 
 def _active_session() -> SparkSession | None:
