@@ -16,6 +16,14 @@ Usage (``MATRIX_RESULTS.md`` shows the command that produced it)::
     .venv/bin/python benchmarks/run_matrix_bench.py --workers 1 2 --reps 3                 # the default matrix
     .venv/bin/python benchmarks/run_matrix_bench.py --workers 1 2 --reps 1 -- --shapes quick
     .venv/bin/python benchmarks/run_matrix_bench.py --schedule reports/conformance/results.json  # one run's
+    .venv/bin/python benchmarks/run_matrix_bench.py --replay reports/conformance  # its tests' times, rescheduled
+
+``--replay`` takes a report directory (``results.json`` and ``junit.xml``, of any run, with or without
+workers) and replays xdist's ``--dist loadgroup`` over two workers with each test's JUnit time (set-up,
+call and teardown): the suite's groups as units (:func:`conformance.plugin.xdist_group`), sent largest
+first and refilled at two pending tests as ``LoadScopeScheduling`` does, and once more with the units
+ordered by their total time instead of their size. Each worker's end, against half the summed time,
+bounds what scheduling alone can win; start-up (collection, JVMs) is not in it.
 
 Arguments after ``--`` go to ``conformance run``. Results go to ``--results`` (default
 ``benchmarks/MATRIX_RESULTS.md``) and the raw rows next to it (``matrix_results.json``).
@@ -33,7 +41,9 @@ import subprocess
 import sys
 import tempfile
 import time
+import xml.etree.ElementTree as ET
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -112,14 +122,71 @@ def schedule(results: list[dict[str, Any]]) -> str:
     """One run's schedule: per worker its tests, the seconds its tests took (set-up and call) and when its
     last test ended; then the tail, how long the last worker ran on after the first had finished."""
     ends = worker_ends(results)
+    if not ends:
+        return "no test times in these results (written before results.json had startedAt/finishedAt)"
     lines = ["| worker | tests | seconds in tests | last test ended (s) |", "|---|---|---|---|"]
     for worker, end in ends.items():
         mine = [r for r in results if r.get("worker", "-") == worker]
         busy = sum(r["finishedAt"] - r["startedAt"] for r in mine) / 1000
         lines.append(f"| {worker} | {len(mine)} | {busy:.1f} | {end:.1f} |")
-    if ends:
-        lines.append(f"\nTail: {max(ends.values()) - min(ends.values()):.1f} s.")
+    lines.append(f"\nTail: {max(ends.values()) - min(ends.values()):.1f} s.")
     return "\n".join(lines)
+
+
+def _unit(result: dict[str, Any]) -> str:
+    """The scheduler's work unit of a results.json entry: its group (:func:`conformance.plugin.xdist_group`)
+    or, for a test of no group, the test itself."""
+    from conformance.plugin import xdist_group
+
+    params: dict[str, Any] = {}
+    if "cleaner" in result and "shape" in result:  # a cleanup test: "shape" holds the cleanup case
+        params = {"cleanup_case_name": result["shape"]}
+    elif "writer" in result and "shape" in result:
+        implementation, profile = result["writer"].split(":", 1)
+        params = {"writer_profile": (implementation, profile), "shape_name": result["shape"]}
+    return xdist_group(params) or result["nodeid"]
+
+
+def replay(report: Path, workers: int = 2) -> str:
+    """A run's tests (``report``'s results.json and junit.xml) rescheduled as ``--dist loadgroup`` would over
+    ``workers``: per unit order, each worker's end (s of test time) against the summed time / workers."""
+    seconds = {
+        (case.get("classname", ""), case.get("name", "")): float(case.get("time", 0))
+        for case in ET.parse(report / "junit.xml").getroot().iter("testcase")
+    }
+    units: dict[str, list[float]] = {}
+    for r in json.loads((report / "results.json").read_text())["results"]:
+        path, name = r["nodeid"].split("::", 1)
+        units.setdefault(_unit(r), []).append(seconds[(path.removesuffix(".py").replace("/", "."), name)])
+    total = sum(sum(u) for u in units.values())
+    lines = [f"{len(units)} units, {total:.1f} s of tests; / {workers} = {total / workers:.1f} s"]
+    orders: dict[str, Callable[[list[float]], float]] = {"size": lambda u: -len(u), "time": lambda u: -sum(u)}
+    for label, key in orders.items():
+        ends = _replay(sorted(units.values(), key=key), workers)
+        lines.append(f"units by {label}: worker ends {', '.join(f'{e:.1f}' for e in ends)} s")
+    return "\n".join(lines)
+
+
+def _replay(queue: list[list[float]], workers: int) -> list[float]:
+    """``LoadScopeScheduling``: a unit to each worker, a second where one has at most two tests pending, then
+    whichever worker finishes a test with at most two pending takes the next unit (xdist/scheduler/loadscope.py)."""
+    clock = [0.0] * workers
+    pending: list[list[float]] = [[] for _ in range(workers)]
+
+    def refill(w: int) -> None:
+        if queue and len(pending[w]) <= 2:
+            pending[w].extend(queue.pop(0))
+
+    for w in range(workers):
+        if queue:
+            pending[w].extend(queue.pop(0))
+    for w in range(workers):
+        refill(w)
+    while any(pending):
+        w = min((w for w in range(workers) if pending[w]), key=lambda w: clock[w] + pending[w][0])
+        clock[w] += pending[w].pop(0)
+        refill(w)
+    return clock
 
 
 def _minutes(seconds: float) -> str:
@@ -201,7 +268,17 @@ def main(argv: list[str] | None = None) -> int:
         metavar="RESULTS_JSON",
         help="print one run's schedule and stop",
     )
+    parser.add_argument(
+        "--replay",
+        type=Path,
+        default=None,
+        metavar="REPORT_DIR",
+        help="replay one run's test times under --dist loadgroup and stop",
+    )
     args = parser.parse_args(own)
+    if args.replay is not None:
+        print(replay(args.replay))
+        return 0
     if args.schedule is not None:
         print(schedule(json.loads(args.schedule.read_text())["results"]))
         return 0

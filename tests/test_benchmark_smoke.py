@@ -59,7 +59,7 @@ def test_benchmark_smoke(deltalake: ModuleType, tmp_path: Path) -> None:
 def test_matrix_benchmark_smoke(deltalake: ModuleType, tmp_path: Path) -> None:
     """The matrix benchmark times ``conformance run`` with 1 and 2 workers on a small reader-only run and
     reports each run's wall time, load, results and each worker's last test, the same results in both; and
-    ``--schedule`` prints one run's schedule from its results.json."""
+    ``--schedule`` prints one run's schedule from its results.json, ``--replay`` its tests rescheduled."""
     results = tmp_path / "MATRIX_RESULTS.md"
     harness = REPO_ROOT / "conformance" / "examples" / "deltalake_harness.py"
     cmd = [
@@ -94,16 +94,23 @@ def test_matrix_benchmark_smoke(deltalake: ModuleType, tmp_path: Path) -> None:
         "Same results and outcomes in every run: yes",
     ):
         assert needle in text, f"{results} lacks {needle!r}"
+    bench = str(REPO_ROOT / "benchmarks" / "run_matrix_bench.py")
+    report = tmp_path / "work" / "w2-r0"
     shown = subprocess.run(
-        [
-            sys.executable,
-            str(REPO_ROOT / "benchmarks" / "run_matrix_bench.py"),
-            "--schedule",
-            str(tmp_path / "work" / "w2-r0" / "results.json"),
-        ],
+        [sys.executable, bench, "--schedule", str(report / "results.json")],
         capture_output=True,
         text=True,
         timeout=60,
         check=True,
     ).stdout
     assert "| gw0 |" in shown and "| gw1 |" in shown and "Tail:" in shown, f"--schedule printed {shown!r}"
+    replayed = subprocess.run(
+        [sys.executable, bench, "--replay", str(report)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    assert "units by size: worker ends" in replayed and "units by time" in replayed, (
+        f"--replay printed {replayed!r}"
+    )
