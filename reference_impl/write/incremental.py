@@ -32,22 +32,27 @@ of every checkpoint written with ``incremental``:
 | :data:`SMALL_ROWS_TAG` | rows below which a sidecar is small |
 | :data:`MAX_SMALL_TAG` | ``max_small_sidecars`` |
 
-The base sidecars are read only for their identity columns (no shuffle of the state): rows, adds,
-removes and oldest tombstone per file — the re-check of every reused sidecar before anything is
-written — and which files hold a touched identity, where only rows whose last path segment
-(:func:`~reference_impl.spark.columns.canonical_name`) a touched file shares are canonicalized and
-compared. The rows written are read back as any sidecar's. The writer re-checks every reused
-sidecar before and after it publishes the top-level file (``CKPT-INC-005``,
-:mod:`~reference_impl.write.writer`).
+Every ``sidecar`` action it writes records in its ``tags`` (``CKPT-INC-006``, :func:`sidecar_tags`)
+the file's ``add`` and ``remove`` rows and its oldest tombstone, taken from the read-back of the
+staged file (a reused sidecar's are copied): the next writer counts and expires base sidecars from
+these tags, reading no row, and writes in full when a base sidecar has none. Only the base sidecars
+that could be listed again are read, and only their ``add.path`` and ``remove.path`` (one Spark
+job, :func:`_touched_sidecars`), to find those that may hold a file the commits touch: a row whose
+last path segment (:func:`~reference_impl.spark.columns.canonical_name`) a touched file shares
+marks its sidecar — a superset, never a miss, since a re-add of a path the base holds supersedes
+it and must rewrite that sidecar; the rows of the sidecars rewritten are then compared by identity.
+The rows written are read back as any sidecar's. The writer re-checks every reused sidecar before
+and after it publishes the top-level file (``CKPT-INC-005``, :mod:`~reference_impl.write.writer`).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from reference_impl.log.naming import SIDECAR_DIR
 from reference_impl.read.commits import read_commits
@@ -61,13 +66,17 @@ from reference_impl.write.sizing import small_rows
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
-    from pyspark.sql import types as T
 
     from reference_impl.read.snapshot import Snapshot
     from reference_impl.storage import Location
 
+ADDS_TAG = "delta-ckpt.numAdds"
+REMOVES_TAG = "delta-ckpt.numRemoves"
+OLDEST_TAG = "delta-ckpt.minDeletionTimestamp"
 LAYOUT_TAG = "delta-ckpt.layout"
-LAYOUT = "append-v1"  # hash-path-v1/-v2 bucketed by a hash of the path: an append dirtied every bucket
+#: append-v1 recorded no counts in the ``sidecar`` actions' tags; hash-path-v1/-v2 bucketed by a hash
+#: of the path: an append dirtied every bucket.
+LAYOUT = "append-v2"
 SMALL_ROWS_TAG = "delta-ckpt.smallSidecarRows"
 MAX_SMALL_TAG = "delta-ckpt.maxSmallSidecars"
 #: A sidecar older than ``log retention // REUSE_AGE_SHARE`` is not reused (``CKPT-INC-004``).
@@ -81,6 +90,16 @@ def layout_tags(actions_per_sidecar: int | None, max_small_sidecars: int) -> dic
         SMALL_ROWS_TAG: str(small_rows(actions_per_sidecar)),
         MAX_SMALL_TAG: str(max_small_sidecars),
     }
+
+
+def sidecar_tags(sidecar: WrittenFile) -> dict[str, str]:
+    """The ``tags`` of a ``sidecar`` action this writer lists (``CKPT-INC-006``): the file's ``add`` and
+    ``remove`` rows and its oldest tombstone (``remove.deletionTimestamp``, 0 when absent; no tag
+    without a tombstone), so the next incremental writer reads no row to count it."""
+    tags = {ADDS_TAG: str(sidecar.adds), REMOVES_TAG: str(sidecar.removes)}
+    if sidecar.oldest_tombstone is not None:
+        tags[OLDEST_TAG] = str(sidecar.oldest_tombstone)
+    return tags
 
 
 def reuse_cutoff(now_ms: int, log_retention_ms: int) -> int:
@@ -117,6 +136,7 @@ class BaseSidecar:
             self.adds,
             self.removes,
             kept_existing=True,
+            oldest_tombstone=self.oldest_tombstone,
         )
 
 
@@ -177,8 +197,21 @@ def plan_partial(
         return f"the base checkpoint has layout {tags.get(LAYOUT_TAG)!r}, not {LAYOUT!r}"
     if not _same_schema(tags.get("sidecarFileSchema"), schema_json(schema)):
         return "the base sidecars have another Parquet schema"
+    recorded = [_recorded(s) for s in base.sidecars]
+    missing = [s.name for s, r in zip(base.sidecars, recorded, strict=True) if r is None]
+    if missing:
+        return f"the base's sidecar {missing[0]} records no counts in its tags (CKPT-INC-006)"
+    counted = [r for r in recorded if r is not None]
     cutoff = snap.now_ms - snap.properties.deleted_file_retention_ms
+    reuse_after = reuse_cutoff(snap.now_ms, snap.properties.log_retention_ms)
+    small = small_rows(actions_per_sidecar)
+    # Only sidecars that could be listed again (rows, no expired tombstone, young enough; before
+    # compaction, which can only shrink with more touched sidecars) are searched for touched files.
+    candidates = decide(counted, cutoff, reuse_after, small, len(counted) + 1).reused
+    if not candidates:
+        return "no sidecar of the base can be listed again"
     commits = read_commits(spark, snap.storage, snap.listing.log_dir, snap.segment.commits)
+    hit: set[str] = set()
     if commits is None:
         changed = snap.state_df.limit(0)
         touched = spark.createDataFrame([], "_path string, _dv string")
@@ -187,18 +220,18 @@ def plan_partial(
         touched = commits.where(F.col("add").isNotNull() | F.col("remove").isNotNull()).select(
             *file_identity(snap.table)
         )
-        # Few (the change): computed once (an eager local checkpoint), so each join that broadcasts
-        # them reads these rows instead of reading and canonicalizing the commits again.
-        touched = touched.distinct().localCheckpoint()
-    scanned = _scan(spark, snap, list(base.sidecars), schema, touched)
-    reuse_after = reuse_cutoff(snap.now_ms, snap.properties.log_retention_ms)
-    decision = decide(scanned, cutoff, reuse_after, small_rows(actions_per_sidecar), max_small)
+        hit = _touched_sidecars(spark, [c.resolved.path.spark_uri() for c in candidates], touched)
+    scanned = [replace(r, touched=r.resolved.name in hit) for r in counted]
+    decision = decide(scanned, cutoff, reuse_after, small, max_small)
     if not decision.reused:
         return "no sidecar of the base can be listed again"
     carried = None
     if decision.rewritten:
+        # Few (the change): computed once (an eager local checkpoint), so each join that broadcasts
+        # them reads these rows instead of reading and canonicalizing the commits again.
+        touched = touched.distinct().localCheckpoint()
         uris = [s.resolved.path.spark_uri() for s in scanned if s.resolved.name in decision.rewritten]
-        rows = _with_hits(_base_rows(spark, uris, schema, whole=True), touched, snap.table)
+        rows = _with_hits(_base_rows(spark, uris, schema), touched, snap.table)
         carried = rows.where(~F.col(_HIT) & unexpired(cutoff)).select("add", "remove")
     reused = [s.as_reused() for s in decision.reused]
     return PartialState(reused, changed, carried), decision
@@ -209,61 +242,49 @@ def _same_identity(left: DataFrame, right: DataFrame) -> Column:
     return (left["_path"] == right["_path"]) & left["_dv"].eqNullSafe(right["_dv"])
 
 
-def _scan(
-    spark: SparkSession,
-    snap: Snapshot,
-    sidecars: list[ResolvedSidecar],
-    schema: T.StructType,
-    touched: DataFrame,
-) -> list[BaseSidecar]:
-    """Per base sidecar: rows, adds, removes, oldest tombstone and whether a commit touched one of
-    its identities — one aggregation over the identity columns (one Spark job besides the broadcasts),
-    the touched identities broadcast."""
-    keyed = _with_hits(
-        _base_rows(spark, [s.path.spark_uri() for s in sidecars], schema, whole=False), touched, snap.table
-    )
-    counts = keyed.groupBy("_name").agg(
-        F.count(F.lit(1)).alias("rows"),
-        F.count("add").alias("adds"),
-        F.count("remove").alias("removes"),
-        F.min("remove.deletionTimestamp").alias("oldest"),
-        F.max(F.col(_HIT).cast("int")).alias("hits"),
-    )
-    spark.sparkContext.setJobDescription(f"delta-ckpt: scan {len(sidecars)} base sidecar(s)")
-    found = {r["_name"]: r for r in counts.collect()}
-    out = []
-    for sidecar in sidecars:
-        row = found.get(sidecar.name)
-        if row is None:
-            out.append(BaseSidecar(sidecar, 0, 0, 0, None, False))
-        else:
-            oldest = None if row["oldest"] is None else int(row["oldest"])
-            counted = (int(row["rows"]), int(row["adds"]), int(row["removes"]))
-            out.append(BaseSidecar(sidecar, *counted, oldest, bool(row["hits"])))
-    return out
+def _recorded(sidecar: ResolvedSidecar) -> BaseSidecar | None:
+    """What the base writer recorded in the ``sidecar`` action's tags (:func:`sidecar_tags`), not yet
+    ``touched``; None when a count is missing or not a count."""
+    tags = sidecar.action.get("tags") or {}
+    try:
+        adds, removes = int(tags[ADDS_TAG]), int(tags[REMOVES_TAG])
+        oldest = None if tags.get(OLDEST_TAG) is None else int(tags[OLDEST_TAG])
+    except (KeyError, TypeError, ValueError):
+        return None
+    if adds < 0 or removes < 0 or (removes > 0) != (oldest is not None):
+        return None
+    return BaseSidecar(sidecar, adds + removes, adds, removes, oldest, touched=False)
 
 
-def _base_rows(spark: SparkSession, uris: list[str], schema: T.StructType, *, whole: bool) -> DataFrame:
-    """Rows of base sidecars with their file name (``_name``) and :func:`canonical_name` (``_key``);
-    unless ``whole``, only the fields the scan needs (Parquet reads only those columns)."""
-    rows = spark.read.schema(schema).parquet(*uris)
-    add, remove = F.col("add"), F.col("remove")
-    if not whole:
-        fields = {
-            "add": ("path", "deletionVector"),
-            "remove": ("path", "deletionVector", "deletionTimestamp"),
-        }
-        add, remove = (
-            F.when(F.col(f"{c}.path").isNotNull(), F.struct(*[F.col(f"{c}.{f}").alias(f) for f in names]))
-            for c, names in fields.items()
-        )
-    key = canonical_name(F.coalesce(F.col("add.path"), F.col("remove.path")))
-    return rows.select(
+#: The only columns :func:`_touched_sidecars` reads (Parquet column pruning).
+_PATHS = T.StructType(
+    [T.StructField(c, T.StructType([T.StructField("path", T.StringType())])) for c in ("add", "remove")]
+)
+
+
+def _touched_sidecars(spark: SparkSession, uris: list[str], touched: DataFrame) -> set[str]:
+    """Names of the base sidecars that may hold a touched identity: a row whose canonical name
+    (:func:`~reference_impl.spark.columns.canonical_name`) a touched file shares, or that has none.
+    A superset of the sidecars that hold one (rewriting a sidecar is always safe: its rows are then
+    compared by identity, :func:`_with_hits`). One Spark job reading only ``add.path`` and
+    ``remove.path``, the touched names broadcast."""
+    names = touched.select(F.substring_index("_path", "/", -1).alias("_key"), F.lit(True).alias("_maybe"))
+    rows = spark.read.schema(_PATHS).parquet(*uris)
+    keyed = rows.select(
         F.col("_metadata.file_name").alias("_name"),
-        add.alias("add"),
-        remove.alias("remove"),
-        key.alias("_key"),
+        canonical_name(F.coalesce(F.col("add.path"), F.col("remove.path"))).alias("_key"),
     )
+    maybe = keyed.join(F.broadcast(names), "_key", "left")
+    candidates = maybe.where(F.col("_maybe").isNotNull() | F.col("_key").isNull())
+    spark.sparkContext.setJobDescription(f"delta-ckpt: find touched files in {len(uris)} base sidecar(s)")
+    return {r["_name"] for r in candidates.select("_name").collect()}
+
+
+def _base_rows(spark: SparkSession, uris: list[str], schema: T.StructType) -> DataFrame:
+    """Rows of base sidecars with their file name (``_name``) and :func:`canonical_name` (``_key``)."""
+    rows = spark.read.schema(schema).parquet(*uris)
+    key = canonical_name(F.coalesce(F.col("add.path"), F.col("remove.path")))
+    return rows.select(F.col("_metadata.file_name").alias("_name"), "add", "remove", key.alias("_key"))
 
 
 _HIT = "_hit"

@@ -49,7 +49,15 @@ class Publisher:
                 raise StorageError("a file with this name appeared and vanished", path=str(final)) from None
             info, counts, kept = existing, self._describe_existing(final), True
         return WrittenFile(
-            name, role, info.size, info.mtime_ms, counts.rows, counts.adds, counts.removes, kept
+            name,
+            role,
+            info.size,
+            info.mtime_ms,
+            counts.rows,
+            counts.adds,
+            counts.removes,
+            kept,
+            counts.oldest_tombstone,
         )
 
     def write_json(self, name: str, data: bytes, rows: int) -> WrittenFile:

@@ -33,6 +33,8 @@ class WrittenFile:
     adds: int
     removes: int
     kept_existing: bool = False
+    #: Sidecars: the least ``remove.deletionTimestamp`` in the file (None: no tombstone has one).
+    oldest_tombstone: int | None = None
 
     @property
     def base_name(self) -> str:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
@@ -52,6 +52,8 @@ class ActionCounts:
     rows: int
     adds: int
     removes: int
+    #: The least ``remove.deletionTimestamp`` (None: no tombstone has one); not part of equality.
+    oldest_tombstone: int | None = field(default=None, compare=False)
 
     @staticmethod
     def total(counts: dict[str, ActionCounts]) -> ActionCounts:
@@ -151,18 +153,31 @@ def _empty_file(
 
 
 def read_back_counts(df: DataFrame) -> dict[str, ActionCounts]:
-    """Per file (by name): rows, ``add`` rows and ``remove`` rows of ``df`` as read back from disk."""
+    """Per file (by name): rows, ``add`` rows, ``remove`` rows and oldest tombstone of ``df`` as read back from disk."""
     add_flag = F.col("add").isNotNull() if "add" in df.columns else F.lit(False)
     remove_flag = F.col("remove").isNotNull() if "remove" in df.columns else F.lit(False)
+    # A tombstone without a deletion time counts as deleted at 0, as the state's expiry has it (``unexpired``).
+    deleted = (
+        F.when(remove_flag, F.coalesce(F.col("remove.deletionTimestamp"), F.lit(0)))
+        if "remove" in df.columns
+        else F.lit(None).cast("long")
+    )
     rows = (
         df.groupBy(F.col("_metadata.file_name").alias("name"))
         .agg(
             F.count(F.lit(1)).alias("rows"),
             F.sum(F.when(add_flag, 1).otherwise(0)).alias("adds"),
             F.sum(F.when(remove_flag, 1).otherwise(0)).alias("removes"),
+            F.min(deleted).alias("oldest"),
         )
         .collect()
     )
     return {
-        r["name"]: ActionCounts(int(r["rows"]), int(r["adds"] or 0), int(r["removes"] or 0)) for r in rows
+        r["name"]: ActionCounts(
+            int(r["rows"]),
+            int(r["adds"] or 0),
+            int(r["removes"] or 0),
+            None if r["oldest"] is None else int(r["oldest"]),
+        )
+        for r in rows
     }

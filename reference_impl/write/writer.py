@@ -69,7 +69,7 @@ from reference_impl.spark.schemas import ACTION_STRUCTS
 from reference_impl.spark.session import session_source
 from reference_impl.storage import Location, SessionSource
 from reference_impl.write.hint import last_checkpoint_document, schema_json, write_hint
-from reference_impl.write.incremental import layout_tags, plan_partial
+from reference_impl.write.incremental import layout_tags, plan_partial, sidecar_tags
 from reference_impl.write.options import CheckpointOptions, CheckpointPlan, resolve_plan
 from reference_impl.write.preconditions import check_preconditions, require_checkpointable_table, with_rule
 from reference_impl.write.publish import Publisher
@@ -258,6 +258,7 @@ class _Writer:
                     "path": s.base_name,
                     "sizeInBytes": s.size_in_bytes,
                     "modificationTime": s.modification_time,
+                    **({"tags": sidecar_tags(s)} if self.plan.incremental else {}),
                 }
             }
             for s in sidecars

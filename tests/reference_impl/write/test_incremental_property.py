@@ -1,20 +1,23 @@
 """An incremental V2 checkpoint holds exactly the actions a full checkpoint of the same version holds.
 
-Spec: ``spec/checkpoints.md`` §12.1 Sidecar reuse (``CKPT-INC-002``, ``CKPT-INC-004``);
+Spec: ``spec/checkpoints.md`` §12.1 Sidecar reuse (``CKPT-INC-002``, ``CKPT-INC-004``, ``CKPT-INC-006``);
 ``docs/incremental-v2-checkpoints.md``.
 
 Hypothesis draws a history: 12 bulk files added at version 1 (one tombstone with them), then the
 commits of the reader's reconcile property test (:mod:`tests.reference_impl.read.test_reconcile_property`:
 adds, removes and re-adds of three files, with and without deletion vectors, tombstones on both
 sides of the cutoff), some of which also remove bulk files, by relative path or by absolute URI
-(one identity, ``CKPT-CONTENT-014``). Our writer writes an ``--incremental`` checkpoint at a drawn
+(one identity, ``CKPT-CONTENT-014``), or add a bulk file again (a re-add of a path the base holds
+supersedes its add). Our writer writes an ``--incremental`` checkpoint at a drawn
 base version (its clock 3 or 16 days before the final one: tombstones expire in between, and at 16
 days every base sidecar is older than the reuse age) and another at the last version, which
 reuses what it may; a full checkpoint of the last version is written in a copy of the table
 without checkpoints. Both are decoded with pyarrow, not with our reader: the reader shares the
 replay and the reconcile with the writer, so it would share their mistakes, and it takes the last
 action per file, so it would hide a file held twice (once in a reused sidecar, once in a new one).
-Every action but ``checkpointMetadata`` and ``sidecar`` must be the same, once each. The examples are
+Every action but ``checkpointMetadata`` and ``sidecar`` must be the same, once each, and every
+``sidecar`` action of both incremental checkpoints must record in its tags the counts and oldest
+tombstone its file holds (``CKPT-INC-006``, decoded with pyarrow). The examples are
 few and derandomized (CI runs the same ones): each costs three real checkpoint writes.
 """
 
@@ -34,7 +37,7 @@ from hypothesis import strategies as st
 from pyspark.sql import SparkSession
 
 from conformance.tables.builder import add, metadata, remove, schema, schema_field, v2_protocol, write_log
-from reference_impl.write.incremental import reuse_cutoff
+from reference_impl.write.incremental import ADDS_TAG, OLDEST_TAG, REMOVES_TAG, reuse_cutoff
 from reference_impl.write.options import CheckpointOptions
 from reference_impl.write.result import CheckpointResult
 from reference_impl.write.writer import write_checkpoint
@@ -47,6 +50,7 @@ from tests.reference_impl.read.test_reconcile_property import (
     histories,
 )
 from tests.reference_impl.write.helpers import checkpoint_paths, rows_of
+from tests.support.listings import log_dir
 
 DAY_MS = 86_400_000
 BULK = 12
@@ -65,6 +69,7 @@ BASE_AGES = (3 * DAY_MS, 16 * DAY_MS)
 class Case:
     history: tuple[tuple[Op, ...], ...]  # the commits after the bulk one
     bulk_removes: tuple[tuple[int, ...], ...]  # per commit of ``history``: bulk files it removes
+    bulk_readds: tuple[tuple[int, ...], ...]  # per commit of ``history``: bulk files it adds again
     absolute: bool  # bulk removes name the file by its absolute URI
     base: int  # the version of the base checkpoint (1 = the bulk commit)
     base_age_ms: int
@@ -74,20 +79,27 @@ class Case:
 def cases(draw: st.DrawFn) -> Case:
     history = tuple(tuple(c) for c in draw(histories))
     removes = tuple(tuple(draw(st.lists(st.integers(0, BULK - 1), max_size=2, unique=True))) for _ in history)
+    readds = tuple(
+        tuple(i for i in draw(st.lists(st.integers(0, BULK - 1), max_size=2, unique=True)) if i not in gone)
+        for gone in removes
+    )
     return Case(
         history,
         removes,
+        readds,
         draw(st.booleans()),
         draw(st.integers(1, len(history))),
         draw(st.sampled_from(BASE_AGES)),
     )
 
 
-#: The explicit example: a base right after the bulk commit, then a DV update of one file and the
-#: remove of two bulk files (by URI): the final checkpoint reuses some base sidecars and rewrites others.
+#: The explicit example: a base right after the bulk commit, then a DV update of one file, the
+#: remove of two bulk files (by URI) and a re-add of a third: the final checkpoint reuses some base
+#: sidecars and rewrites others.
 MIXED = Case(
     history=((Op("add", 0, 1, 0), Op("remove", 1, 0, 3)), (Op("remove", 0, 1, 3), Op("add", 0, 2, 0))),
     bulk_removes=((3,), (7,)),
+    bulk_readds=((), (10,)),
     absolute=True,
     base=1,
     base_age_ms=BASE_AGES[0],
@@ -105,11 +117,12 @@ def _commits(table: Path, case: Case) -> list[list[dict[str, Any]]]:
     bulk = [add(f"bulk-{i:02d}.parquet", size=100 + i) for i in range(BULK)]
     first = [*bulk, remove("gone.parquet", deletion_timestamp=TIMESTAMPS[1])]
     commits = [head, first]
-    for ops, removed in zip(case.history, case.bulk_removes, strict=True):
+    for ops, removed, readded in zip(case.history, case.bulk_removes, case.bulk_readds, strict=True):
         actions = [action_json(op, next(serial)) for op in ops]
         for i in removed:
             path = f"{table.as_uri()}/bulk-{i:02d}.parquet" if case.absolute else f"bulk-{i:02d}.parquet"
             actions.append(remove(path, deletion_timestamp=TIMESTAMPS[i % len(TIMESTAMPS)] + i, size=100 + i))
+        actions.extend(add(f"bulk-{i:02d}.parquet", size=1_000 + next(serial)) for i in readded)
         commits.append(actions)
     return commits
 
@@ -136,8 +149,25 @@ def _decoded(table: Path, result: CheckpointResult) -> list[str]:
     return [json.dumps(r, sort_keys=True, default=str).replace(root, "<root>/") for r in kept]
 
 
+def _assert_recorded_counts(table: Path, result: CheckpointResult) -> None:
+    """Every ``sidecar`` action's tags hold its file's ``add`` and ``remove`` rows and oldest tombstone."""
+    actions = [
+        r["sidecar"] for f in result.top_level for r in rows_of(log_dir(table) / f.name) if "sidecar" in r
+    ]
+    assert len(actions) == len(result.sidecars), f"{table} v{result.version}: {actions}"
+    for action in actions:
+        path = log_dir(table) / "_sidecars" / action["path"]
+        rows = rows_of(path)
+        removes = [r["remove"] for r in rows if "remove" in r]
+        want = {ADDS_TAG: str(sum("add" in r for r in rows)), REMOVES_TAG: str(len(removes))}
+        if removes:
+            want[OLDEST_TAG] = str(min(r.get("deletionTimestamp") or 0 for r in removes))
+        got = dict(action.get("tags") or {})
+        assert got == want, f"{path}: the sidecar action's tags are {got}, its rows {want}"
+
+
 @pytest.mark.spark
-@pytest.mark.requirement("CKPT-INC-002", "CKPT-INC-004")
+@pytest.mark.requirement("CKPT-INC-002", "CKPT-INC-004", "CKPT-INC-006")
 @settings(
     max_examples=1,  # plus the explicit example; each costs three checkpoint writes
     deadline=None,
@@ -156,6 +186,11 @@ def test_incremental_checkpoint_equals_a_full_checkpoint(
     Spec: CKPT-INC-004
     "A writer MUST NOT list a sidecar file written for an earlier checkpoint when the sidecar's
     modification time is earlier than the new checkpoint's time minus half the table's log retention …"
+
+    Spec: CKPT-INC-006
+    "A writer that records in a `sidecar` action's `tags` how many `add` and `remove` actions the
+    sidecar file holds, or the earliest `deletionTimestamp` of its `remove` actions, MUST record the
+    values the file holds, and a writer that lists the sidecar again MUST list it with the same values."
     """
     root = Path(tempfile.mkdtemp(dir=tmp_path))
     try:
@@ -177,6 +212,8 @@ def test_incremental_checkpoint_equals_a_full_checkpoint(
             assert not reused, f"{label}: the base sidecars are older than the reuse age"
         if case == MIXED:
             assert reused and base_names - reused, f"{label}: the example must reuse some and rewrite some"
+        _assert_recorded_counts(table, base)
+        _assert_recorded_counts(table, final)
         got, want = Counter(_decoded(table, final)), Counter(_decoded(full_table, full))
         assert got == want, (
             f"{label}: only in the incremental checkpoint (action: times) {dict(got - want)}; "
