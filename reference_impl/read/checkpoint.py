@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pyspark.sql import Observation
 from pyspark.sql import functions as F
 
 from reference_impl.errors import (
@@ -154,15 +155,18 @@ def _read_top_level(
 
 
 def _collect_non_file(top: DataFrame, path: str) -> tuple[list[dict[str, Any]], int]:
-    """Collect the non-file rows of a top-level file and count its file-action rows."""
+    """Collect the non-file rows of a top-level file and count its file-action rows — one Spark job:
+    the count is an observed metric of the rows the collect reads (``Dataset.observe``), not a second
+    pass over the file."""
     is_file = F.col("add").isNotNull() | F.col("remove").isNotNull()
+    observed = Observation()
     try:
-        rows = top.where(~is_file).select(*NON_FILE_COLUMNS).collect()
-        counts = top.agg(F.sum(F.when(is_file, 1).otherwise(0)).alias("n")).collect()
+        counted = top.observe(observed, F.count(F.when(is_file, 1)).alias("n"))
+        rows = counted.where(~is_file).select(*NON_FILE_COLUMNS).collect()
+        n_file = int(observed.get["n"])
     except spark_errors() as exc:
         raise CheckpointCorrupt(f"cannot read the checkpoint: {first_line(exc)}", path=path) from exc
     actions = [a for a in (_row_to_action(r) for r in rows) if a is not None]
-    n_file = int(counts[0]["n"] or 0)
     return actions, n_file
 
 
