@@ -23,22 +23,30 @@ MiniDFSCluster — on a 7-commit ``v2Checkpoint`` table:
    process, not one a point: each start of the command and its JVM costs about 20 s of the test
    suite's budget.)
 
-   On S3 a first run is killed earlier, in the middle of an upload (:data:`KILLS`): the command
-   talks to the server through a proxy (:mod:`tests.support.servers.hold_proxy`) that forwards the
-   first half of each staged sidecar's ``PUT`` body and then holds it; while they are held, and
-   after the ``SIGKILL``, nothing new is visible and both readers report the state from before;
-   no object exists at a held key (the server drops an upload whose connection closes mid-body)
-   and no multipart upload was started, so none is left open (a small table's sidecars are one
-   ``PUT`` each; larger ones and what is left open then: ``spec/checkpoints.md`` §19.4). The next
-   run (the paused one) starts from that state.
+   A first run is killed earlier, in the middle of writing a staged sidecar (:data:`KILLS`), held
+   there by the store (:attr:`Store.hold_uploads`); while the writes are held, and after the
+   ``SIGKILL``, nothing new is listed at a final name and both readers report the state from
+   before. The next run (the paused one) starts from what it left.
 
-   HDFS has no such run: the client learns the DataNode's address from the NameNode and streams
-   packets to it over Hadoop's data-transfer protocol, so a proxy could hold a write only if the
-   MiniDFSCluster launcher advertised the proxy's address, and pausing the executor's output
-   stream instead needs a fault hook inside Spark's Parquet writer; neither exists, and no other
-   way stops the write at a known byte. A kill there leaves an unfinished file under its hidden
-   staging name (nothing is written at a final name on HDFS: ``partial_writes_visible``), which no
-   reader lists; it is not shown here.
+   * S3: the command talks to the server through a proxy (:mod:`tests.support.servers.hold_proxy`)
+     that forwards the first half of each staged sidecar's ``PUT`` body and then holds it. No
+     object exists at a held key afterwards (the server drops an upload whose connection closes
+     mid-body) and no multipart upload was started, so none is left open (a small table's
+     sidecars are one ``PUT`` each; larger ones and what is left open then:
+     ``spec/checkpoints.md`` §19.4).
+   * HDFS: a proxy cannot hold the write, since the client streams each block to the DataNode
+     whose address the NameNode gives it; the DataNode itself holds it, through Hadoop's
+     DataNode test hook (:meth:`tests.support.servers.hdfs.HdfsServer.holding_writes`), once the
+     first packet of each staged sidecar's block (all of a small sidecar, about 10 KiB) is on the
+     DataNode's disk and not acknowledged. It is released after the kill. Each held file is left
+     under its hidden staging name (nothing is ever written at a final name on HDFS:
+     ``partial_writes_visible``), unfinished: the NameNode lists it with length 0, as it learns
+     the length of a block only when its writer finishes it, and the dead writer's lease lapses
+     only after the NameNode's hard limit (``dfs.namenode.lease-hard-limit-sec``, 1,200 s), when
+     lease recovery would close the file with the DataNode's bytes. The writer waits for the
+     acknowledgement at most ``dfs.client.socket-timeout`` (60 s by default) before it gives up
+     on the block, so that run gets the test's own timeout instead (:data:`HELD_WRITE_ARGS`): the
+     hold does not depend on how fast the checks run.
 2. Two writers of one classic-named V2 checkpoint and a cleaner race on the same table
    (:class:`RacersAt`): when the first writer has published its sidecars and not yet its top-level
    file (the moment its sidecars are referenced by nothing), the second writer runs to the end,
@@ -53,9 +61,10 @@ MiniDFSCluster — on a 7-commit ``v2Checkpoint`` table:
    included, so the log cutoff is later than every file) deletes every sidecar no top-level file
    references — the first writer's, left by the race — and keeps every referenced one. It also
    collects what is left of the killed runs' hidden staging prefixes
-   (``_delta_log/.delta-ckpt-staging-<uuid>/``: on S3 the files of finished task attempts and
-   S3A's directory markers), every file of which is then older than the cutoff
-   (``CKPT-CLEAN-025``), and reports each as deleted ``staging``; readers never listed them. On S3
+   (``_delta_log/.delta-ckpt-staging-<uuid>/``: the files of finished task attempts, on S3 S3A's
+   directory markers, on HDFS the held unfinished files, their dead writer's lease still open),
+   every file of which is then older than the cutoff (``CKPT-CLEAN-025``), and reports each as
+   deleted ``staging``; readers never listed them (HDFS deletes an open file). On S3
    only the zero-byte directory markers stay (obstore lists the marker ``d/`` as ``d/d`` here, and
    cannot delete a key that ends in ``/``: spec §19.4).
 
@@ -65,10 +74,16 @@ MiniDFSCluster — on a 7-commit ``v2Checkpoint`` table:
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import re
+import threading
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
@@ -90,7 +105,8 @@ from reference_impl.write.writer import write_checkpoint
 from spec.table_state import TableState
 from spec.vocabulary import CheckpointNaming, CheckpointSpec
 from tests.reference_impl.write.helpers import small_v2_table
-from tests.support.cli_runs import UPLOAD_HELD, checkpoint_argv, paused_then_killed
+from tests.support.cli_runs import TIMEOUT_S, UPLOAD_HELD, checkpoint_argv, paused_then_killed
+from tests.support.servers.hdfs import HdfsServer
 from tests.support.servers.hold_proxy import holding_proxy
 
 POINTS = ("sidecar:1", "sidecars", "top-level")
@@ -98,8 +114,20 @@ POINTS = ("sidecar:1", "sidecars", "top-level")
 STAGING = ".delta-ckpt-staging-"
 DAY_MS = 86_400_000
 STORES = ("s3", "hdfs")
-#: The killed runs of each store, in order: the points each one stops at, killed at the last.
-KILLS = {"s3": ((UPLOAD_HELD,), POINTS), "hdfs": (POINTS,)}
+#: The killed runs, in order: the points each one stops at, killed at the last.
+KILLS = ((UPLOAD_HELD,), POINTS)
+#: The HDFS client's wait for a DataNode's acknowledgement (Hadoop conf, ms) while the DataNode holds a write.
+HELD_WRITE_ARGS = ("--conf", f"spark.hadoop.dfs.client.socket-timeout={int(TIMEOUT_S * 1000)}")
+
+
+@dataclass(frozen=True)
+class UploadHold:
+    """A store holding the uploads of staged sidecars mid-way: the storage options and command-line
+    arguments the writer runs with while they are held, and the event set when the first is held."""
+
+    options: dict[str, str]
+    cli_args: tuple[str, ...]
+    held: threading.Event
 
 
 @dataclass(frozen=True)
@@ -113,6 +141,8 @@ class Store:
     spark: SparkSession
     cli_args: tuple[str, ...]
     cross_reader: Callable[[str], TableState]
+    #: Holds the staged sidecars' uploads while the body runs; checks what the held ones left after it.
+    hold_uploads: Callable[[Store], AbstractContextManager[UploadHold]]
 
     def ours(self) -> TableState:
         return read_snapshot(self.spark, self.root.uri, storage_options=self.options).table_state()
@@ -162,9 +192,11 @@ def store(request: pytest.FixtureRequest, delta_spark: SparkSession) -> Iterator
             spark,
             ("--conf", f"spark.jars={','.join(str(j) for j in jars)}"),
             lambda uri: deltalake_state(uri, storage_options=options),
+            held_by_proxy,
         )
     else:
-        root = Location.parse(request.getfixturevalue("hdfs_server").uri(name))
+        hdfs: HdfsServer = request.getfixturevalue("hdfs_server")
+        root = Location.parse(hdfs.uri(name))
         yield Store(
             "hdfs",
             root,
@@ -173,6 +205,7 @@ def store(request: pytest.FixtureRequest, delta_spark: SparkSession) -> Iterator
             delta_spark,
             (),
             lambda uri: delta_spark_state(delta_spark, uri),
+            functools.partial(held_by_datanode, hdfs),
         )
 
 
@@ -280,7 +313,7 @@ def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_
         )
         at_last_point[:] = names
 
-    for points in KILLS[store.name]:
+    for points in KILLS:
         if points == (UPLOAD_HELD,):
             killed_mid_upload(store, check)
         else:
@@ -296,7 +329,7 @@ def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_
         )
     killed_top = [n for n in at_last_point if n not in commits and not n.startswith("_sidecars/")]
     killed_staging = {n.split("/")[0] + "/" for n in store.staged()}
-    assert killed_staging or store.name == "hdfs", f"{root}: the killed runs left no staged object"
+    assert killed_staging, f"{root}: the killed runs left no staged object"
 
     classic = CheckpointOptions(
         spec=CheckpointSpec.V2, naming=CheckpointNaming.CLASSIC, actions_per_sidecar=4
@@ -368,19 +401,26 @@ def sidecar_upload(method: str, target: str) -> bool:
 
 
 def killed_mid_upload(store: Store, check: Callable[[str], None]) -> None:
-    """Run the checkpoint command through a proxy that holds its sidecar uploads; ``check``, then kill it.
+    """Run the checkpoint command with its sidecar uploads held (:attr:`Store.hold_uploads`); ``check``, then kill it."""
+    with store.hold_uploads(store) as hold:
+        argv = checkpoint_argv(
+            store.root.uri,
+            global_args=store.cli_args + hold.cli_args,
+            storage_options=store.options | hold.options,
+        )
+        paused_then_killed(argv, (UPLOAD_HELD,), check, held=hold.held)
+
+
+@contextlib.contextmanager
+def held_by_proxy(store: Store) -> Iterator[UploadHold]:
+    """S3: the command talks to the server through a proxy that holds each staged sidecar's ``PUT`` half sent.
 
     Afterwards no object exists at a held upload's key, and no multipart upload was started (so
     none is left open): the sidecars of a small table are uploaded in one ``PUT`` each.
     """
     root = store.root
     with holding_proxy(store.options["AWS_ENDPOINT_URL"], sidecar_upload) as proxy:
-        argv = checkpoint_argv(
-            root.uri,
-            global_args=store.cli_args,
-            storage_options=store.options | {"AWS_ENDPOINT_URL": proxy.endpoint},
-        )
-        paused_then_killed(argv, (UPLOAD_HELD,), check, held=proxy.held)
+        yield UploadHold({"AWS_ENDPOINT_URL": proxy.endpoint}, (), proxy.held)
     log_key = f"/{root.authority}/{root.key.strip('/')}/_delta_log/"
     held = {r.split(" ")[1].split("?")[0].removeprefix(log_key) for r in proxy.held_requests}
     assert held and all(h.startswith(STAGING) for h in held), f"{root}: held {proxy.held_requests}"
@@ -388,3 +428,29 @@ def killed_mid_upload(store: Store, check: Callable[[str], None]) -> None:
     assert not held & set(staged), f"{root}: half-sent uploads are objects: {sorted(held & set(staged))}"
     multipart = [r for r in proxy.requests if "uploads" in r.partition("?")[2]]
     assert multipart == [], f"{root}: multipart uploads started (and left open): {multipart}"
+
+
+@contextlib.contextmanager
+def held_by_datanode(hdfs: HdfsServer, store: Store) -> Iterator[UploadHold]:
+    """HDFS: the DataNode stops receiving each staged sidecar's block once its first bytes are on its disk.
+
+    The writer's executors stream the block to the DataNode the NameNode named, so the hold is in
+    the DataNode (:meth:`HdfsServer.holding_writes`); it is released after the kill. Afterwards
+    each held file is still there under its hidden staging name, unfinished: the NameNode lists it
+    with length 0 (it learns a block's length when the writer finishes it, and nothing finishes
+    it: the writer's lease on it lapses only after the NameNode's hard limit, twenty minutes), fewer
+    bytes than the DataNode had on its disk.
+    """
+    log = f"{urlsplit(store.root.uri).path.rstrip('/')}/_delta_log/"
+    pattern = f"^{re.escape(log + STAGING)}.*-sidecars/.*[.]parquet$"
+    with hdfs.holding_writes(pattern) as holds:
+        yield UploadHold({}, HELD_WRITE_ARGS, holds.held)
+    held = {path.removeprefix(log): size for path, size in holds.blocks}
+    assert held and all(h.startswith(STAGING) and size > 0 for h, size in held.items()), (
+        f"{store.root}: held {holds.blocks}"
+    )
+    listed = {n: store.storage.list_dir(store.root / "_delta_log" / n.rpartition("/")[0]) for n in held}
+    sizes = {n: [f.size for f in files if f.name == n.rpartition("/")[2]] for n, files in listed.items()}
+    assert sizes == {n: [0] for n in held}, (
+        f"{store.root}: held files (bytes on the DataNode {held}) are listed with sizes {sizes}"
+    )

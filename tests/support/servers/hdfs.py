@@ -11,6 +11,11 @@ and ``javac`` hashed).
 Ready means: the launcher printed ``READY hdfs://127.0.0.1:<port>``, which it does after
 ``MiniDFSCluster.waitActive()``. Stopping closes the launcher's standard input (it shuts the
 cluster down), then signals its process group (:mod:`.processes`).
+
+:meth:`HdfsServer.holding_writes` stops the DataNode in the middle of receiving a block, through
+Hadoop's own DataNode test hook (``DataNodeFaultInjector``, installed by the launcher; the hook and
+the lines of Hadoop it runs at are described in ``MiniHdfs.java``): a writer killed while its file
+is half written (``tests/reference_impl/write/test_store_crash.py``, spec §19.4).
 """
 
 from __future__ import annotations
@@ -18,14 +23,14 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from conformance.java_build import build_cached, java_tool
 from conformance.oracles.delta_jars import resolve_jars
@@ -40,14 +45,67 @@ class HdfsUnavailable(RuntimeError):
     """The MiniDFSCluster launcher cannot be built (no JDK, no Maven Central, a compile error)."""
 
 
+@dataclass
+class HeldWrites:
+    """Block writes the DataNode holds: ``(path, bytes on the DataNode's disk)`` of each; ``held`` set at the first."""
+
+    held: threading.Event = field(default_factory=threading.Event)
+    blocks: list[tuple[str, int]] = field(default_factory=list)
+
+
+class _Launcher:
+    """The launcher's standard input (its commands) and output (its log, and the ``HELD`` lines of holds)."""
+
+    def __init__(self, commands: IO[bytes], output: IO[bytes], log: IO[bytes]) -> None:
+        self._commands, self._output, self._log = commands, output, log
+        self._lock = threading.Lock()
+        self.holds: HeldWrites | None = None
+        self.reader = threading.Thread(target=self._read, name="mini-hdfs-output", daemon=True)
+
+    def _read(self) -> None:
+        """Copy the launcher's output (log4j's console output too) to the log, so that it never blocks on a pipe."""
+        with contextlib.suppress(OSError, ValueError):
+            for line in self._output:
+                self._log.write(line)
+                if line.startswith(b"HELD "):
+                    path, _, size = line.decode("utf-8").removeprefix("HELD ").strip().rpartition(" ")
+                    with self._lock:
+                        if self.holds is not None:
+                            self.holds.blocks.append((path, int(size)))
+                            self.holds.held.set()
+
+    def send(self, command: str, holds: HeldWrites | None) -> None:
+        with self._lock:
+            self.holds = holds
+            self._commands.write(f"{command}\n".encode())
+            self._commands.flush()
+
+
 @dataclass(frozen=True)
 class HdfsServer:
     """A running MiniDFSCluster: its NameNode URI (``hdfs://127.0.0.1:<port>``)."""
 
     namenode: str
+    launcher: _Launcher | None = field(default=None, compare=False, repr=False)
 
     def uri(self, path: str) -> str:
         return f"{self.namenode}/{path.strip('/')}"
+
+    @contextlib.contextmanager
+    def holding_writes(self, paths: str, *, after_bytes: int = 1) -> Iterator[HeldWrites]:
+        """Hold every block write to a file whose HDFS path matches the regular expression ``paths``, until the end.
+
+        A write is held on the DataNode once ``after_bytes`` of its block are on the DataNode's disk
+        (checked after each packet the DataNode writes; a packet is at most 64 KiB): the writer's
+        stream waits for an acknowledgement that does not come. At the end every held write goes on.
+        """
+        assert self.launcher is not None, f"{self.namenode}: not started by mini_hdfs"
+        holds = HeldWrites()
+        self.launcher.send(f"HOLD {after_bytes} {paths}", holds)
+        try:
+            yield holds
+        finally:
+            self.launcher.send("RELEASE", None)
 
 
 def _pyspark_jars() -> Path:
@@ -114,17 +172,16 @@ def mini_hdfs(tmp: Path, *, timeout_s: float = 120.0) -> Iterator[HdfsServer]:
             start_new_session=True,
             cwd=tmp,
         )
-        assert proc.stdout is not None
-        # Keeps draining stdout (log4j's console output) so the launcher never blocks on a full pipe.
-        drain = threading.Thread(target=shutil.copyfileobj, args=(proc.stdout, log), daemon=True)
+        assert proc.stdout is not None and proc.stdin is not None
+        control = _Launcher(proc.stdin, proc.stdout, log)
         try:
             line = first_line(proc.stdout, "READY ", time.monotonic() + timeout_s)
-            drain.start()
-            yield HdfsServer(line.removeprefix("READY ").strip())
+            control.reader.start()
+            yield HdfsServer(line.removeprefix("READY ").strip(), control)
         finally:
             stop_group(proc, close_stdin_first=True, grace_s=20.0)
-            if drain.is_alive():
-                drain.join(timeout=5.0)
+            if control.reader.is_alive():
+                control.reader.join(timeout=5.0)
             proc.stdout.close()
 
 
