@@ -120,7 +120,8 @@ def worker_ends(results: list[dict[str, Any]]) -> dict[str, float]:
 
 def schedule(results: list[dict[str, Any]]) -> str:
     """One run's schedule: per worker its tests, the seconds its tests took (set-up and call) and when its
-    last test ended; then the tail, how long the last worker ran on after the first had finished."""
+    last test ended; then the tail, how long the last worker ran on after the first had finished; then the
+    twelve (test file, implementation) pairs that took the most seconds."""
     ends = worker_ends(results)
     if not ends:
         return "no test times in these results (written before results.json had startedAt/finishedAt)"
@@ -130,7 +131,26 @@ def schedule(results: list[dict[str, Any]]) -> str:
         busy = sum(r["finishedAt"] - r["startedAt"] for r in mine) / 1000
         lines.append(f"| {worker} | {len(mine)} | {busy:.1f} | {end:.1f} |")
     lines.append(f"\nTail: {max(ends.values()) - min(ends.values()):.1f} s.")
+    seconds: Counter[tuple[str, str]] = Counter()
+    tests: Counter[tuple[str, str]] = Counter()
+    for r in results:
+        key = (r["nodeid"].split("::", 1)[0].rsplit("/", 1)[-1], _played_by(r))
+        seconds[key] += (r["finishedAt"] - r["startedAt"]) / 1000
+        tests[key] += 1
+    lines += ["", "| test file | implementation | tests | seconds |", "|---|---|---|---|"]
+    lines += [
+        f"| {f} | {impl} | {tests[f, impl]} | {sec:.1f} |" for (f, impl), sec in seconds.most_common(12)
+    ]
     return "\n".join(lines)
+
+
+def _played_by(result: dict[str, Any]) -> str:
+    """The implementation a test times: its reader, else its cleaner, else its writer (a cross test's time
+    is its reader's read, plus the writer's output when the test is the first of its group)."""
+    for role in ("reader", "cleaner", "writer"):
+        if role in result:
+            return str(result[role]).split(":", 1)[0]
+    return ",".join(result["implementations"])
 
 
 def _unit(result: dict[str, Any]) -> str:

@@ -104,6 +104,7 @@ def test_matrix_benchmark_smoke(deltalake: ModuleType, tmp_path: Path) -> None:
         check=True,
     ).stdout
     assert "| gw0 |" in shown and "| gw1 |" in shown and "Tail:" in shown, f"--schedule printed {shown!r}"
+    assert "| test_reader_fixtures.py | dl |" in shown, f"--schedule printed no time by file: {shown!r}"
     replayed = subprocess.run(
         [sys.executable, bench, "--replay", str(report)],
         capture_output=True,
