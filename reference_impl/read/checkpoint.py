@@ -20,12 +20,14 @@ Non-file actions are collected to the driver; file actions stay a lazy ``DataFra
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import Observation
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from reference_impl.errors import (
     CheckpointCorrupt,
@@ -114,17 +116,39 @@ def _stats_from_parsed(raw: DataFrame) -> DataFrame:
     return raw
 
 
+#: The footer key under which Spark stores a file's Spark schema (``ParquetReadSupport.SPARK_METADATA_KEY``).
+_SPARK_SCHEMA_KEY = b"org.apache.spark.sql.parquet.row.metadata"
+
+
+def _spark_schema(written: bytes | None) -> T.StructType | None:
+    """The Spark schema a footer records, or None (none, or not JSON: Spark then converts the
+    Parquet schema, as ``ParquetFileFormat.readSchemaFromFooter`` does; so does our caller)."""
+    if written is None:
+        return None
+    try:
+        schema = T.StructType.fromJson(json.loads(written))
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return schema
+
+
 def _read_parquet_groups(
     spark: SparkSession, storage: Storage, files: Sequence[Location], targets: dict[str, Any], where: str
 ) -> DataFrame:
-    """Read Parquet files grouped by identical footer schema, conform each group, union them."""
-    groups: dict[str, list[Location]] = {}
+    """Read Parquet files grouped by identical footer schema, conform each group, union them.
+
+    A group whose footers hold the Spark schema Spark wrote (:data:`_SPARK_SCHEMA_KEY`) is read with
+    that schema: the one Spark's inference would take from the same footer, without the Spark job
+    that inference runs."""
+    groups: dict[tuple[str, bytes | None], list[Location]] = {}
     for path in files:
         schema = check_parquet_footer(storage, path)
-        groups.setdefault(str(schema), []).append(path)
+        groups.setdefault((str(schema), (schema.metadata or {}).get(_SPARK_SCHEMA_KEY)), []).append(path)
     frames = []
-    for members in groups.values():
-        raw = spark.read.parquet(*[p.spark_uri() for p in members])
+    for (_, written), members in groups.items():
+        schema = _spark_schema(written)
+        reader = spark.read if schema is None else spark.read.schema(schema)
+        raw = reader.parquet(*[p.spark_uri() for p in members])
         frames.append(select_conformed(_stats_from_parsed(raw), targets, where=where))
     result = frames[0]
     for frame in frames[1:]:
