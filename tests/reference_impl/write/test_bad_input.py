@@ -290,3 +290,42 @@ def test_json_error_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
         document
     )
     assert captured.err.strip().startswith("TABLE_NOT_FOUND: "), captured.err
+
+
+@pytest.mark.requirement("CKPT-WRITE-001")
+def test_bad_version_is_refused_before_spark_loads(tmp_path: Path) -> None:
+    """``delta-ckpt checkpoint --version N`` of a missing commit fails in a fresh process without loading pyspark.
+
+    The command's Spark-free checks run before it launches the driver JVM (issue #12), so bad input
+    costs no JVM at all: the process exits 2 with the one error line and ``pyspark`` never imported.
+
+    Spec: CKPT-WRITE-001
+    "A writer asked to checkpoint a version whose commit file `<n>.json` is not present in
+    `_delta_log/` MUST fail with `VERSION_NOT_FOUND` and MUST NOT write any file."
+    """
+    table = _table(tmp_path, "plain")
+    before = tree_listing(table)
+    script = (
+        "import sys\n"
+        "from reference_impl.cli.main import main\n"
+        f"status = main(['checkpoint', {str(table)!r}, '--version', '9', '--quiet'])\n"
+        "print(status, 'pyspark' in sys.modules)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert proc.stdout.split() == ["2", "False"], (
+        f"{table}: expected exit status 2 with pyspark not imported, got {proc.stdout!r}; stderr: {proc.stderr[-1500:]}"
+    )
+    case = Case(
+        "version-not-in-log",
+        "plain",
+        (),
+        "VERSION_NOT_FOUND",
+        "CKPT-WRITE-001",
+        f"_delta_log/{commit_name(9)}",
+    )
+    _assert_one_error_line(f"fresh process ({table})", 2, proc.stderr, case, table, jvm=False)
+    assert not listing_diff(before, tree_listing(table)), (
+        f"{table}: {listing_diff(before, tree_listing(table))}"
+    )
