@@ -8,7 +8,9 @@ copy. For every checkpoint kind our writer writes the checkpoint at ``hdfs://``,
 it are deleted, and delta-spark (its snapshot through ``HDFSLogStore``) and our reader (through
 :class:`~reference_impl.storage.hadoop.HadoopStorage`) must both report delta-spark's state from
 before and say they used exactly the files we wrote. Cleanup on HDFS must leave the same files as
-the same cleanup on a local copy. A NameNode nobody listens on is one ``STORAGE_ERROR``.
+the same cleanup on a local copy. A NameNode nobody listens on, and a ``_delta_log`` the user
+may not write to (HDFS permissions: the MiniDFSCluster runs as another user, so the tests' user is
+not HDFS's superuser), are one ``STORAGE_ERROR`` each, and nothing is written.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pyspark.sql import SparkSession
 
 from conformance.compare import assert_states_equal
 from conformance.oracles.delta_spark import delta_spark_state
+from conformance.tables.builder import metadata, protocol, schema, schema_field, write_log
 from conformance.tables.real_writers import NOW
 from reference_impl.cleanup.cleaner import cleanup
 from reference_impl.cli.main import main
@@ -235,3 +238,27 @@ def test_unreachable_namenode_is_one_error(spark: SparkSession, capsys: pytest.C
     match = ERROR_LINE.match(err[0])
     assert match and match["code"] == "STORAGE_ERROR", f"{uri}: {err[0]!r}"
     assert "cannot reach the NameNode 127.0.0.1" in match["message"] and match["file"].startswith(uri), err[0]
+
+
+@pytest.mark.spark
+def test_read_only_log_on_hdfs_is_one_error_and_writes_nothing(
+    spark: SparkSession, hdfs_tables: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``delta-ckpt checkpoint`` on a table whose ``_delta_log`` is mode 555 on HDFS: exit 2, one
+    STORAGE_ERROR naming the log, nothing written (not even the writability probe)."""
+    write_log(tmp_path / "t", [[protocol(1, 2), metadata(schema(schema_field("id", "long")))]])
+    table = upload(spark, tmp_path / "t", f"{hdfs_tables}/read-only")
+    jvm: Any = spark.sparkContext._jvm
+    fs, log = _fs(spark, table), jvm.org.apache.hadoop.fs.Path(f"{table}/_delta_log")
+    fs.setPermission(log, jvm.org.apache.hadoop.fs.permission.FsPermission(0o555))
+    before = [str(s.getPath()) for s in fs.listStatus(log)]
+    status = main(["checkpoint", table])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1, f"{table}: exit {status}, stderr {err}"
+    match = ERROR_LINE.match(err[0])
+    assert match and match["code"] == "STORAGE_ERROR", f"{table}: {err[0]!r}"
+    assert "not writable" in match["message"] and match["file"] == f"{table}/_delta_log", err[0]
+    after = [str(s.getPath()) for s in fs.listStatus(log)]
+    assert after == before == [f"{table}/_delta_log/00000000000000000000.json"], (
+        f"{table}: the log held {before}, now {after}"
+    )

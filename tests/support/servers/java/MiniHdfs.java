@@ -11,6 +11,10 @@
 // Every listener (NameNode RPC and HTTP, DataNode data, IPC and HTTP) is bound to 127.0.0.1 on a
 // port the system picks. Built at setup by tests/support/servers/hdfs.py.
 //
+// The cluster runs as the user "hdfs", so that HDFS's superuser (the NameNode's user, whom no
+// permission check applies to) is not the tests' user: a directory the tests make read-only is
+// read-only to them. The root directory is open to everyone (mode 777).
+//
 // The hold is Hadoop's own test hook, DataNodeFaultInjector (in hadoop-client-minicluster):
 // BlockReceiver.receivePacket calls delayWriteToDisk() once per data packet, on the thread that
 // receives the block, right after it wrote the packet's bytes to the replica file and before it
@@ -23,18 +27,22 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.security.PrivilegedExceptionAction;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
 import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
 import org.apache.hadoop.hdfs.server.blockmanagement.BlockInfo;
 import org.apache.hadoop.hdfs.server.datanode.DataNodeFaultInjector;
 import org.apache.hadoop.hdfs.server.namenode.FSNamesystem;
 import org.apache.hadoop.hdfs.server.namenode.INodeFile;
+import org.apache.hadoop.security.UserGroupInformation;
 
 public final class MiniHdfs {
     private MiniHdfs() {}
@@ -135,15 +143,20 @@ public final class MiniHdfs {
         conf.set("dfs.datanode.ipc.address", "127.0.0.1:0");
         conf.set("dfs.replication", "1");
         conf.setBoolean("dfs.permissions.enabled", true);
-        MiniDFSCluster cluster = new MiniDFSCluster.Builder(conf)
-                .numDataNodes(1)
-                .nameNodePort(0)
-                .format(true)
-                .checkDataNodeAddrConfig(true)
-                .build();
+        MiniDFSCluster cluster = UserGroupInformation.createRemoteUser("hdfs").doAs(
+                (PrivilegedExceptionAction<MiniDFSCluster>) () -> new MiniDFSCluster.Builder(conf)
+                        .numDataNodes(1)
+                        .nameNodePort(0)
+                        .format(true)
+                        .checkDataNodeAddrConfig(true)
+                        .build());
         HoldWrites holds = new HoldWrites(cluster);
         try {
-            cluster.waitActive();
+            UserGroupInformation.createRemoteUser("hdfs").doAs((PrivilegedExceptionAction<Boolean>) () -> {
+                cluster.waitActive(); // asks the NameNode for a DataNode report: the superuser's
+                cluster.getFileSystem().setPermission(new Path("/"), new FsPermission((short) 0777));
+                return true;
+            });
             DataNodeFaultInjector.set(holds);
             System.out.println("READY hdfs://127.0.0.1:" + cluster.getNameNodePort());
             System.out.flush();
