@@ -706,6 +706,7 @@ def main() -> None:
     command = f"cd {ROOT} && .venv/bin/python benchmarks/run_checkpoint_bench.py {' '.join(sys.argv[1:])}"
     env = environment()
     args.work.mkdir(parents=True, exist_ok=True)
+    args.results.parent.mkdir(parents=True, exist_ok=True)  # before the first run, not after it
     results: list[Measurement] = []
     raw_path = args.results.with_name(args.results.stem.lower() + ".json")  # RESULTS.md -> results.json
     groups = [(-1, [c for c in contenders if c in WALL_CONTENDERS])]
