@@ -76,9 +76,10 @@ Deletion order, and why:
 
 Log files go in ascending version order, and within a version: compactions starting there, the
 checkpoint files, the checksum, the commit. Sidecars go next, abandoned writer staging last (each
-directory with one recursive delete of the store, :meth:`~reference_impl.storage.Storage.remove_tree`:
-on an object store every object under its prefix — not S3A's directory markers, keys ending in ``/``
-that obstore cannot address, which stay: spec §19.4).
+directory with one recursive delete of the store, :meth:`~reference_impl.storage.Storage.remove_tree`,
+which deletes what :meth:`~reference_impl.storage.Storage.list_tree` lists — the files the decision
+was made on: on an object store the objects under its prefix, S3A's directory markers included; a
+prefix with no object under it holds no file, so it is kept, never reported deleted: spec §19.4).
 
 * Ascending versions: every intermediate log is the log a smaller cleanup would have left — the
   remaining commits stay contiguous (``CKPT-CLEAN-002`` holds at every step), and each old version
@@ -131,7 +132,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from reference_impl.cleanup import compat
@@ -209,22 +210,6 @@ class _Log:
         return classify(self.listing.log_dir, [f for f in self.files if f.name not in names])
 
 
-def _walk(storage: Storage, directory: Location) -> list[FileInfo]:
-    """Every file under ``directory``, at any depth, named relative to it (``CKPT-CLEAN-025``).
-
-    Local directory links are not listed as directories (``list_subdirs``), so never entered;
-    on an object store a directory marker is a file named ``<dir>/``.
-    """
-    out: list[FileInfo] = []
-    todo = [""]
-    while todo:
-        sub = todo.pop()
-        where = directory / sub if sub else directory
-        out += [replace(f, name=f"{sub}/{f.name}" if sub else f.name) for f in storage.list_dir(where)]
-        todo += [f"{sub}/{d}" if sub else d for d in storage.list_subdirs(where)]
-    return sorted(out, key=lambda f: f.name)
-
-
 class _Table:
     """The table being cleaned: where it is, and how this run reads it."""
 
@@ -248,7 +233,7 @@ class _Table:
             if sidecars_dir_is_own(self.storage, self.log_dir)
             else [],
             classify(self.log_dir, files),
-            {d: _walk(self.storage, self.log_dir / d) for d in directories if is_staging_dir_name(d)},
+            {d: self.storage.list_tree(self.log_dir / d) for d in directories if is_staging_dir_name(d)},
         )
 
     def read(self, version: int | None, listing: LogListing) -> Snapshot:

@@ -15,7 +15,7 @@ of a table on another store.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import BinaryIO, Protocol
 
 from reference_impl.storage.location import Location
@@ -81,6 +81,15 @@ class Storage(Protocol):
         """Names of the directories directly in ``directory``, sorted; ``[]`` if it is missing."""
         ...
 
+    def list_tree(self, directory: Location) -> list[FileInfo]:
+        """Every file under ``directory`` at any depth, named relative to it (``a/b.parquet``), sorted by name.
+
+        What :meth:`remove_tree` would delete (``CKPT-CLEAN-025``): directory links are not entered
+        (:func:`walk_tree`); on an object store only objects count — a prefix with no object under it
+        is no file.
+        """
+        ...
+
     def stat(self, location: Location) -> FileInfo | None:
         """The file at ``location``, or ``None`` when there is none (a directory, or a symbolic link whose
         target is not directly in ``location``'s own directory, is no file there: ``CKPT-READ-025``)."""
@@ -141,5 +150,20 @@ class Storage(Protocol):
     def mkdirs(self, directory: Location) -> None: ...
 
     def remove_tree(self, directory: Location) -> None:
-        """Remove ``directory`` and everything under it; no error if it is gone."""
+        """Remove ``directory`` and everything under it (what :meth:`list_tree` lists); no error if it is gone."""
         ...
+
+
+def walk_tree(storage: Storage, directory: Location) -> list[FileInfo]:
+    """:meth:`Storage.list_tree` through :meth:`~Storage.list_dir` and :meth:`~Storage.list_subdirs`.
+
+    A directory link is not listed by ``list_subdirs``, so never entered.
+    """
+    out: list[FileInfo] = []
+    todo = [""]
+    while todo:
+        sub = todo.pop()
+        where = directory / sub if sub else directory
+        out += [replace(f, name=f"{sub}/{f.name}" if sub else f.name) for f in storage.list_dir(where)]
+        todo += [f"{sub}/{d}" if sub else d for d in storage.list_subdirs(where)]
+    return sorted(out, key=lambda f: f.name)

@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from reference_impl.errors import InvalidOption, StorageError
-from reference_impl.storage.base import FileInfo, StorageGuarantees
+from reference_impl.storage.base import FileInfo, StorageGuarantees, walk_tree
 from reference_impl.storage.location import Location
 from reference_impl.storage.ranges import RangeReader, buffered
 
@@ -204,6 +204,9 @@ class HadoopStorage:
 
     def list_subdirs(self, directory: Location) -> list[str]:
         return sorted(str(s.getPath().getName()) for s in self._list(directory) if s.isDirectory())
+
+    def list_tree(self, directory: Location) -> list[FileInfo]:
+        return walk_tree(self, directory)
 
     def stat(self, location: Location) -> FileInfo | None:
         status = self._status(location)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from reference_impl.errors import StorageError
-from reference_impl.storage.base import FileInfo, StorageGuarantees
+from reference_impl.storage.base import FileInfo, StorageGuarantees, walk_tree
 from reference_impl.storage.location import Location
 
 
@@ -79,6 +79,9 @@ class LocalStorage:
             return []
         except OSError as exc:
             raise StorageError(f"cannot list directory: {exc.strerror}", path=str(directory)) from exc
+
+    def list_tree(self, directory: Location) -> list[FileInfo]:
+        return walk_tree(self, directory)
 
     def stat(self, location: Location) -> FileInfo | None:
         path = _path(location)

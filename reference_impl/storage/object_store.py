@@ -9,6 +9,7 @@ Spec: ``spec/checkpoints.md`` §17.3 Atomicity (``CKPT-WRITE-006``), §18 Metada
 | :meth:`ObjectStoreStorage.write_replace` | one plain PUT (atomic replace) |
 | :meth:`ObjectStoreStorage.list_dir` | ListObjectsV2 with a ``/`` delimiter: sizes and modification times (whole seconds) |
 | :meth:`ObjectStoreStorage.delete_many` | DeleteObjects, up to 1,000 keys a request |
+| :meth:`ObjectStoreStorage.list_tree`, :meth:`~ObjectStoreStorage.remove_tree` | one ListObjectsV2 without a delimiter (objects only), then DeleteObjects |
 
 Objects appear only when their upload completes (no partial file is ever visible); there is no
 rename. Directories do not exist: a directory "exists" when a key is under it, and
@@ -270,13 +271,30 @@ class ObjectStoreStorage:
     def mkdirs(self, directory: Location) -> None:
         return None
 
-    def remove_tree(self, directory: Location) -> None:
+    def list_tree(self, directory: Location) -> list[FileInfo]:
+        """One flat listing (no delimiter) of the objects under ``directory``'s prefix.
+
+        Only objects: a "folder" with no object under it is nothing here, though SeaweedFS keeps one
+        for a while after its last object is deleted and shows it in delimited listings (as a common
+        prefix, and as a zero-byte object named after itself when listed as the prefix).
+        """
         import obstore
 
         prefix = self._key(directory).rstrip("/") + "/"
         with self._errors(directory, "list"):
-            keys = [str(meta["path"]) for chunk in obstore.list(self.store, prefix) for meta in chunk]
-        self.delete_many(Location(directory.scheme, directory.authority, "/" + key) for key in keys)
+            listed = [meta for chunk in obstore.list(self.store, prefix) for meta in chunk]
+        out = [
+            FileInfo(str(m["path"]).removeprefix(prefix), int(m["size"]), _ms(m["last_modified"]))
+            for m in listed
+        ]
+        return sorted(out, key=lambda f: f.name)
+
+    def remove_tree(self, directory: Location) -> None:
+        prefix = "/" + self._key(directory).rstrip("/") + "/"
+        self.delete_many(
+            Location(directory.scheme, directory.authority, prefix + f.name)
+            for f in self.list_tree(directory)
+        )
 
 
 def _ms(moment: Any) -> int:

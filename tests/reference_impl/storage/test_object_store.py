@@ -94,7 +94,8 @@ def test_create_if_absent_has_exactly_one_winner(s3_server: S3Server) -> None:
 
 
 def test_operations_on_a_real_bucket(s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> None:
-    """List with sizes and whole-second times, stat, replace, publish (copy for unique names), batched deletes."""
+    """List with sizes and whole-second times, stat, replace, publish (copy for unique names), batched deletes,
+    the objects of a tree (an emptied "folder" holds none) and its removal."""
     root = _prefix(s3_server)
     storage = storage_for(root, s3_server.storage_options())
     assert isinstance(storage, ObjectStoreStorage) and not storage.guarantees.rename
@@ -118,6 +119,11 @@ def test_operations_on_a_real_bucket(s3_server: S3Server, monkeypatch: pytest.Mo
     assert storage.guarantees.mtime_resolution_ms == 1000
     # SeaweedFS keeps emptied "directories" (its filer has real ones); S3 would not list the staging prefix.
     assert "_sidecars" in storage.list_subdirs(log) and storage.is_dir(log)
+    # The emptied staging "folder" holds no object: list_tree (one listing, no delimiter) shows none.
+    assert ".delta-ckpt-staging-1" in storage.list_subdirs(log), storage.list_subdirs(log)
+    assert storage.list_tree(log / ".delta-ckpt-staging-1") == []
+    tree = [(f.name, f.size) for f in storage.list_tree(log)]
+    assert tree == [("00000000000000000000.json", 3), ("_last_checkpoint", 13), ("_sidecars/a.parquet", 13)]
     with storage.open_read(log / "_last_checkpoint") as stream:
         stream.seek(-2, 2)
         assert stream.read() == b"0}"
@@ -132,6 +138,7 @@ def test_operations_on_a_real_bucket(s3_server: S3Server, monkeypatch: pytest.Mo
     )
     storage.remove_tree(root)
     assert not storage.is_dir(root)
+    assert s3_server.raw_keys(root.key.strip("/") + "/") == [], f"{root}: keys left after remove_tree"
 
 
 @pytest.fixture(scope="module")

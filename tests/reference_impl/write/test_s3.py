@@ -110,6 +110,9 @@ def test_every_checkpoint_kind_on_s3_is_read_back_by_every_reader(
     assert not [n for n in logged if n.rsplit("/", 1)[-1].startswith(".")], (
         f"{root}: hidden files left: {logged}"
     )
+    raw = s3_server.raw_keys(f"{root.key.strip('/')}/_delta_log/")
+    left = [k for k in raw if k.endswith("/") or "/_delta_log/." in k]
+    assert left == [], f"{root}: the server lists staging keys or directory markers under _delta_log/: {left}"
     assert prune_commits_before(storage, root, result.version), f"{root}: nothing to prune"
     ours = read_snapshot(s3_spark, root.uri, storage_options=storage_options).table_state()
     assert_states_equal(before, ours, context=f"{root}: before vs our reader after")

@@ -61,12 +61,15 @@ MiniDFSCluster — on a 7-commit ``v2Checkpoint`` table:
    included, so the log cutoff is later than every file) deletes every sidecar no top-level file
    references — the first writer's, left by the race — and keeps every referenced one. It also
    collects what is left of the killed runs' hidden staging prefixes
-   (``_delta_log/.delta-ckpt-staging-<uuid>/``: the files of finished task attempts, on S3 S3A's
-   directory markers, on HDFS the held unfinished files, their dead writer's lease still open),
-   every file of which is then older than the cutoff (``CKPT-CLEAN-025``), and reports each as
-   deleted ``staging``; readers never listed them (HDFS deletes an open file). On S3
-   only the zero-byte directory markers stay (obstore lists the marker ``d/`` as ``d/d`` here, and
-   cannot delete a key that ends in ``/``: spec §19.4).
+   (``_delta_log/.delta-ckpt-staging-<uuid>/``: the files of finished task attempts; on S3 also
+   the directory marker ``_temporary/0/`` that S3A's committer made for the run killed mid-upload,
+   on HDFS the held unfinished files, their dead writer's lease still open), every file of which
+   is then older than the cutoff (``CKPT-CLEAN-025``), and reports exactly those directories as
+   deleted ``staging``; readers never listed them (HDFS deletes an open file). Afterwards the
+   store holds nothing of them (on S3 the server's own listing of ``_delta_log/``, keys ending in
+   ``/`` included, shows no staging key and no marker), and a second cleanup deletes no staging —
+   on S3 the "folders" SeaweedFS still shows for a while after their last object is deleted hold no
+   object, so they are no staging to collect (spec §19.4).
 
 (Create-if-absent itself, eight threads at once on one name, exactly one winner:
 ``tests/reference_impl/storage/test_object_store.py``.)
@@ -143,6 +146,8 @@ class Store:
     cross_reader: Callable[[str], TableState]
     #: Holds the staged sidecars' uploads while the body runs; checks what the held ones left after it.
     hold_uploads: Callable[[Store], AbstractContextManager[UploadHold]]
+    #: The server's own listing of a key prefix (S3 only: :meth:`tests.support.servers.seaweed.S3Server.raw_keys`).
+    raw_keys: Callable[[str], list[str]] | None = None
 
     def ours(self) -> TableState:
         return read_snapshot(self.spark, self.root.uri, storage_options=self.options).table_state()
@@ -154,15 +159,20 @@ class Store:
             self.storage.write_new(self.root / "_delta_log" / file.name, file.read_bytes())
 
     def staged(self) -> dict[str, int]:
-        """Every object under the writer's hidden staging prefixes in ``_delta_log`` (relative keys) and its mtime."""
+        """Every file under the writer's hidden staging prefixes in ``_delta_log`` (relative keys) and its mtime.
+
+        On S3 the objects only (:meth:`~reference_impl.storage.Storage.list_tree`): the server shows a
+        prefix whose objects were all deleted as a "folder" for a while; it holds nothing.
+        """
         log = self.root / "_delta_log"
-        out: dict[str, int] = {}
-        todo = [d for d in self.storage.list_subdirs(log) if d.startswith(STAGING)]
-        while todo:
-            directory = todo.pop()
-            out |= {f"{directory}/{f.name}": f.mtime_ms for f in self.storage.list_dir(log / directory)}
-            todo += [f"{directory}/{d}" for d in self.storage.list_subdirs(log / directory)]
-        return dict(sorted(out.items()))
+        staging = [d for d in self.storage.list_subdirs(log) if d.startswith(STAGING)]
+        return dict(
+            sorted((f"{d}/{f.name}", f.mtime_ms) for d in staging for f in self.storage.list_tree(log / d))
+        )
+
+    def raw_log_keys(self) -> list[str]:
+        """On S3, every key under ``_delta_log/`` as the server lists it (keys ending in ``/`` included)."""
+        return self.raw_keys(self.root.key.strip("/") + "/_delta_log/") if self.raw_keys else []
 
     def listing(self) -> dict[str, int]:
         """Visible files of ``_delta_log`` and ``_delta_log/_sidecars`` (relative names) and their mtimes."""
@@ -193,6 +203,7 @@ def store(request: pytest.FixtureRequest, delta_spark: SparkSession) -> Iterator
             ("--conf", f"spark.jars={','.join(str(j) for j in jars)}"),
             lambda uri: deltalake_state(uri, storage_options=options),
             held_by_proxy,
+            server.raw_keys,
         )
     else:
         hdfs: HdfsServer = request.getfixturevalue("hdfs_server")
@@ -374,11 +385,16 @@ def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_
     # Past the default 30-day retention for every file: the staging cutoff (CKPT-CLEAN-025) too.
     now = max([*store.listing().values(), *staged.values()]) + 31 * DAY_MS
     cleaned = cleanup(root.uri, now_ms=now, spark=store.spark, storage_options=store.options)
-    left_staged = [n for n in store.staged() if store.name == "hdfs" or not _is_marker(n)]
-    assert left_staged == [], f"{root}: cleanup ({cleaned.status}) left staged objects {left_staged}"
+    assert store.staged() == {}, f"{root}: cleanup ({cleaned.status}) left staged objects {store.staged()}"
+    raw = [k for k in store.raw_log_keys() if STAGING in k or k.endswith("/")]
+    assert raw == [], f"{root}: cleanup left keys under _delta_log/ (S3A directory markers?): {raw}"
     collected = {d.name for d in cleaned.deleted_staging}
-    assert {n.split("/")[0] + "/" for n in staged} <= collected, (
-        f"{root}: staging {sorted(staged)} not reported as deleted: {sorted(collected)}"
+    assert {n.split("/")[0] + "/" for n in staged} == collected, (
+        f"{root}: staging {sorted(staged)}, reported as deleted: {sorted(collected)}"
+    )
+    again = cleanup(root.uri, now_ms=now, spark=store.spark, storage_options=store.options)
+    assert again.deleted_staging == [], (
+        f"{root}: a second cleanup reported staging deleted: {again.deleted_staging}"
     )
     left = set(store.listing())
     assert not orphans & left, (
@@ -386,12 +402,6 @@ def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_
     )
     assert needed <= left, f"{root}: cleanup deleted a referenced file: left {sorted(left)}"
     assert store.ours().files == ours_before.files, f"{root}: files differ after cleanup"
-
-
-def _is_marker(name: str) -> bool:
-    """An S3A directory marker ``d/`` as obstore lists it: ``d/d`` (a key cannot end in ``/`` for obstore)."""
-    parts = name.split("/")
-    return len(parts) >= 2 and parts[-1] == parts[-2]
 
 
 def sidecar_upload(method: str, target: str) -> bool:

@@ -10,15 +10,21 @@ the bucket succeed. Stopping signals the server's process group (:mod:`.processe
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import json
 import secrets
 import shutil
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import quote, urlsplit
+from xml.etree import ElementTree
 
 from tests.support.servers.processes import LOOPBACK, free_ports, stop_group, wait_until
 
@@ -52,6 +58,64 @@ class S3Server:
 
     def uri(self, key: str) -> str:
         return f"s3://{self.bucket}/{key.strip('/')}"
+
+    def raw_keys(self, prefix: str, delimiter: str = "") -> list[str]:
+        """Every key under ``prefix`` exactly as the server lists it, keys ending in ``/`` included.
+
+        One signed ListObjectsV2 request a page (AWS Signature V4, standard library only): the
+        tests' own view of the bucket, independent of obstore, which cannot show a key ending in
+        ``/`` (an S3A directory marker) as it is.
+        """
+        keys: list[str] = []
+        token: str | None = None
+        while True:
+            query = {"list-type": "2", "prefix": prefix} | ({"continuation-token": token} if token else {})
+            query |= {"delimiter": delimiter} if delimiter else {}
+            body = self._signed_get(f"/{self.bucket}", query)
+            root = ElementTree.fromstring(body)
+            ns = {"s3": root.tag.partition("}")[0].lstrip("{")}
+            keys += [k.text or "" for k in root.findall("s3:Contents/s3:Key", ns)]
+            keys += [k.text or "" for k in root.findall("s3:CommonPrefixes/s3:Prefix", ns)]
+            token = root.findtext("s3:NextContinuationToken", namespaces=ns)
+            if root.findtext("s3:IsTruncated", namespaces=ns) != "true" or not token:
+                return sorted(keys)
+
+    def _signed_get(self, path: str, query: dict[str, str]) -> bytes:
+        """``GET path?query`` signed with this server's credentials (SigV4, region ``us-east-1``)."""
+        now = datetime.now(UTC)
+        stamp, day = now.strftime("%Y%m%dT%H%M%SZ"), now.strftime("%Y%m%d")
+        host = urlsplit(self.endpoint).netloc
+        canonical_query = "&".join(
+            f"{quote(k, safe='-_.~')}={quote(v, safe='-_.~')}" for k, v in sorted(query.items())
+        )
+        empty = hashlib.sha256(b"").hexdigest()
+        headers = {"host": host, "x-amz-content-sha256": empty, "x-amz-date": stamp}
+        signed = ";".join(sorted(headers))
+        canonical = "\n".join(
+            [
+                "GET",
+                quote(path),
+                canonical_query,
+                *(f"{k}:{headers[k]}" for k in sorted(headers)),
+                "",
+                signed,
+                empty,
+            ]
+        )
+        scope = f"{day}/us-east-1/s3/aws4_request"
+        to_sign = "\n".join(
+            ["AWS4-HMAC-SHA256", stamp, scope, hashlib.sha256(canonical.encode()).hexdigest()]
+        )
+        key = ("AWS4" + self.secret_key).encode()
+        for part in (day, "us-east-1", "s3", "aws4_request"):
+            key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+        signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
+        auth = f"AWS4-HMAC-SHA256 Credential={self.access_key}/{scope}, SignedHeaders={signed}, Signature={signature}"
+        request = urllib.request.Request(
+            f"{self.endpoint}{quote(path)}?{canonical_query}", headers={**headers, "Authorization": auth}
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return bytes(response.read())
 
 
 def weed_binary() -> str:
