@@ -16,6 +16,13 @@ server counted during the run by type (``SeaweedFS_s3_request_total`` from its m
 after minus before: the driver's obstore client and the executors' s3a together). The 1-minute
 load average is recorded before and after each run.
 
+With ``--trace``, one more S3 run (not timed, after the repetitions) goes through a recording proxy
+(``tests/support/servers/hold_proxy.py``, holding nothing) and attributes every request: which
+client sent it (the driver's obstore, or Hadoop's S3A in the driver or an executor, by its
+``User-Agent``), what it is (``HEAD``, ``GET``, ``LIST``, ``PUT``, ``COPY``, ``DELETE`` — SeaweedFS
+counts a ``HEAD`` as a ``GET``) and on what (a commit, the staging directory's committer files
+under ``_temporary``, other staged files, a sidecar, the top-level file, ``_last_checkpoint``).
+
 Usage (the results file shows the command that produced it)::
 
     .venv/bin/python benchmarks/run_s3_bench.py --adds 100000 --reps 3
@@ -34,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 from collections import Counter
 from pathlib import Path
@@ -48,6 +56,7 @@ from synthetic_table import generate  # noqa: E402
 
 from conformance.oracles.delta_jars import cached_s3a_jars  # noqa: E402
 from reference_impl.storage import Location, storage_for  # noqa: E402
+from tests.support.servers.hold_proxy import holding_proxy  # noqa: E402
 from tests.support.servers.seaweed import S3Server, seaweed_s3  # noqa: E402
 
 CONTENDERS = ("local", "s3")
@@ -99,6 +108,46 @@ def run_checkpoint(table: str, global_args: list[str], options: list[str]) -> di
     }
 
 
+#: What a request is on, by the key it names (or the prefix it lists), first match wins.
+TARGETS = (
+    ("commit", re.compile(r"_delta_log/\d{20}\.json$")),
+    ("staging: committer (_temporary)", re.compile(r"\.delta-ckpt-staging-[^/]*/.*_temporary")),
+    ("staging: other", re.compile(r"\.delta-ckpt-staging-")),
+    ("sidecar", re.compile(r"_delta_log/_sidecars/")),
+    ("top-level file", re.compile(r"_delta_log/\d{20}\.checkpoint\.")),
+    ("_last_checkpoint", re.compile(r"_last_checkpoint$")),
+)
+
+
+def attribute(method: str, target: str, headers: dict[str, str]) -> tuple[str, str, str]:
+    """``(client, operation, on what)`` of one request seen by the proxy."""
+    client = "obstore (driver)" if "object_store" in headers.get("user-agent", "") else "s3a (Spark)"
+    path, _, query = target.partition("?")
+    params = urllib.parse.parse_qs(query, keep_blank_values=True)
+    if "list-type" in params:
+        operation, key = "LIST", params.get("prefix", [""])[0]
+    elif "delete" in params:
+        operation, key = "DELETE (batch)", path
+    else:
+        operation = "COPY" if "x-amz-copy-source" in headers else method
+        key = urllib.parse.unquote(path)
+    what = next((name for name, pattern in TARGETS if pattern.search(key.rstrip("/"))), "other")
+    return client, operation, what
+
+
+def trace(server: S3Server, source: Path, conf: list[str]) -> Counter[tuple[str, str, str]]:
+    """One S3 run through a recording proxy: its requests counted by :func:`attribute`."""
+    uri = upload(server, source, "bench-trace")
+    with holding_proxy(server.endpoint, lambda method, target: False) as proxy:
+        options = server.storage_options(AWS_ENDPOINT_URL=proxy.endpoint)
+        run_checkpoint(uri, conf, [f"--storage-option={k}={v}" for k, v in options.items()])
+    counted: Counter[tuple[str, str, str]] = Counter()
+    for request, headers in zip(proxy.requests, proxy.headers, strict=True):
+        method, _, target = request.partition(" ")
+        counted[attribute(method, target, headers)] += 1
+    return counted
+
+
 def upload(server: S3Server, local: Path, prefix: str) -> str:
     """Copy the table's ``_delta_log`` to ``prefix`` of the bucket; its ``s3://`` URI."""
     root = Location.parse(server.uri(prefix))
@@ -118,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "delta-ckpt-s3-bench")
     parser.add_argument("--results", type=Path, default=HERE / "S3_RESULTS.md")
+    parser.add_argument("--trace", action="store_true", help="one more S3 run, its requests attributed")
     args = parser.parse_args(argv)
     jars = cached_s3a_jars()
     if jars is None:
@@ -145,10 +195,17 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append({"contender": contender, "rep": rep, **row})
                 print(json.dumps(rows[-1]), flush=True)
             write_results(args, rows)  # after every repetition: a run stopped early keeps what it measured
+        if args.trace:
+            traced = trace(server, source, conf)
+            for (client, operation, what), n in sorted(traced.items()):
+                print(json.dumps({"trace": {"client": client, "operation": operation, "on": what, "n": n}}))
+            write_results(args, rows, traced)
     return 0
 
 
-def write_results(args: argparse.Namespace, rows: list[dict[str, Any]]) -> None:
+def write_results(
+    args: argparse.Namespace, rows: list[dict[str, Any]], traced: Counter[tuple[str, str, str]] | None = None
+) -> None:
     command = "python benchmarks/run_s3_bench.py " + " ".join(sys.argv[1:])
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False
@@ -177,6 +234,15 @@ def write_results(args: argparse.Namespace, rows: list[dict[str, Any]]) -> None:
         if row["contender"] == "s3":
             counts = ", ".join(f"{k} {v}" for k, v in row["requests"].items())
             lines.append(f"- repetition {row['rep']}: {counts} (total {sum(row['requests'].values())})")
+    if traced:
+        lines += [
+            "",
+            f"Requests of one more S3 run through a recording proxy, attributed ({sum(traced.values())} in all):",
+            "",
+            "| client | operation | on | requests |",
+            "|---|---|---|---|",
+            *(f"| {c} | {o} | {w} | {n} |" for (c, o, w), n in sorted(traced.items(), key=lambda i: -i[1])),
+        ]
     lines += ["", "Raw rows:", "", "```", *(json.dumps(r) for r in rows), "```", ""]
     args.results.write_text("\n".join(lines))
 

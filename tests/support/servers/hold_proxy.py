@@ -12,8 +12,9 @@ up on one (a request timeout) and retries is held again, so no matching upload e
 connection closes (the writer killed), the proxy closes the server's side: the server sees the
 upload's connection drop mid-body, as it would without the proxy.
 
-Every request line seen is recorded (:attr:`HoldingProxy.requests`), so a test can say, for
-instance, that no multipart upload was started.
+Every request line seen is recorded (:attr:`HoldingProxy.requests`, with its headers), so a test can
+say, for instance, that no multipart upload was started, and a benchmark can tell which client sent
+which request.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ class HoldingProxy:
 
     endpoint: str
     requests: list[str] = field(default_factory=list)
+    #: The headers of each request in :attr:`requests` (lower-case names), e.g. which client sent it.
+    headers: list[dict[str, str]] = field(default_factory=list)
     #: Set when the first upload is held; :attr:`held_requests` are the request lines of the held ones.
     held: threading.Event = field(default_factory=threading.Event)
     held_requests: list[str] = field(default_factory=list)
@@ -89,6 +92,7 @@ async def _requests(
             method, target = lines[0].split(" ")[:2]
             headers = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:] if x)}
             proxy.requests.append(f"{method} {target}")
+            proxy.headers.append(headers)
             server.write(head)
             await server.drain()
             pieces = await _body(client, headers)
