@@ -129,10 +129,17 @@ class ObjectStoreStorage:
             return obstore.list_with_delimiter(self.store, prefix)  # type: ignore[return-value]
 
     def list_dir(self, directory: Location) -> list[FileInfo]:
-        listed = self._list(directory)
+        """The objects directly under the prefix; not one whose key is the directory itself.
+
+        obstore lists an S3A directory marker ``d/``, and the emptied "folder" SeaweedFS shows for a
+        while after deleting the last object under ``d/``, as an object ``d`` of the listing of ``d/``:
+        it is no file in ``d``.
+        """
+        itself = self._key(directory).rstrip("/")
         out = [
             FileInfo(str(meta["path"]).rsplit("/", 1)[-1], int(meta["size"]), _ms(meta["last_modified"]))
-            for meta in listed["objects"]
+            for meta in self._list(directory)["objects"]
+            if str(meta["path"]) != itself
         ]
         return sorted(out, key=lambda f: f.name)
 

@@ -122,6 +122,7 @@ def test_operations_on_a_real_bucket(s3_server: S3Server, monkeypatch: pytest.Mo
     # The emptied staging "folder" holds no object: list_tree (one listing, no delimiter) shows none.
     assert ".delta-ckpt-staging-1" in storage.list_subdirs(log), storage.list_subdirs(log)
     assert storage.list_tree(log / ".delta-ckpt-staging-1") == []
+    assert storage.list_dir(log / ".delta-ckpt-staging-1") == [], "the emptied folder is no file in itself"
     tree = [(f.name, f.size) for f in storage.list_tree(log)]
     assert tree == [("00000000000000000000.json", 3), ("_last_checkpoint", 13), ("_sidecars/a.parquet", 13)]
     with storage.open_read(log / "_last_checkpoint") as stream:
