@@ -6,7 +6,7 @@ Spec: ``spec/checkpoints.md`` §6 Checkpoint content (``CKPT-CONTENT-*``: ``data
 
 | function | gives |
 |---|---|
-| :func:`state_rows` | every action of the state as a checkpoint row, persisted once, with its counts (or, for an incremental checkpoint, those its reused sidecars do not hold: :class:`PartialState`) |
+| :func:`state_rows` | every action of the state as a checkpoint row: counted (persisted once; for an incremental checkpoint, the actions its reused sidecars do not hold: :class:`PartialState`) or, when the writer needs no count before writing, lazy — counted by the job that writes it |
 | :func:`shape_rows` | given ``add``/``remove`` rows (a compatibility copy's inline actions) shaped the same way |
 | :func:`empty_rows` | no rows, with the checkpoint row schema (a top-level file without inline actions) |
 | :func:`actions_df` | a few JSON-form actions (non-file actions, ``checkpointMetadata``, ``sidecar``) as rows |
@@ -48,6 +48,9 @@ class CheckpointRows:
 
     An incremental checkpoint's state is partly held by sidecars of an earlier checkpoint listed
     again (``reused``): ``rows`` hold the rest, ``adds`` and ``removes`` count the whole state.
+
+    An uncounted state (``counted`` false) is not persisted and its counts are 0 until
+    :meth:`count_from` sets them from what the job that wrote ``rows`` saw.
     """
 
     rows: DataFrame
@@ -57,6 +60,12 @@ class CheckpointRows:
     #: Characters of the file actions' ``path`` and ``stats`` in ``rows`` (an estimate of their size, for sizing).
     estimated_bytes: int = 0
     reused: list[WrittenFile] = field(default_factory=list)
+    counted: bool = True
+
+    def count_from(self, written: ActionCounts) -> None:
+        """The counts of an uncounted state: the adds and removes its write job saw."""
+        assert not self.counted and not self.reused, "only a full state is written uncounted"
+        self.adds, self.removes, self.counted = written.adds, written.removes, True
 
     @property
     def file_actions(self) -> int:
@@ -179,10 +188,18 @@ class PartialState:
 
 
 def state_rows(
-    spark: SparkSession, snap: Snapshot, plan: CheckpointPlan, partial: PartialState | None = None
+    spark: SparkSession,
+    snap: Snapshot,
+    plan: CheckpointPlan,
+    partial: PartialState | None = None,
+    *,
+    count: bool = True,
 ) -> CheckpointRows:
     """Every action of the snapshot's state as a checkpoint row, persisted (the caller unpersists);
-    with ``partial``, only the actions its reused sidecars do not hold (counts: the whole state's)."""
+    with ``partial``, only the actions its reused sidecars do not hold (counts: the whole state's).
+
+    With ``count`` false (a full state only) nothing runs: the rows stay lazy, for one job that
+    replays, reconciles, shapes and writes them (:meth:`CheckpointRows.count_from`)."""
     non_file = snap.non_file_actions()
     state = snap.state_df if partial is None else partial.changed
     file_rows = state.select(F.lit(None).cast(ACTION_STRUCTS["txn"]).alias("txn"), "add", "remove")
@@ -198,6 +215,9 @@ def state_rows(
             ]
         )
         shaped = shaped.unionByName(carried)
+    if not count:
+        assert partial is None, "an incremental state is counted before it is written"
+        return CheckpointRows(shaped, 0, 0, non_file, counted=False)
     rows = shaped.persist(StorageLevel.MEMORY_AND_DISK)
     adds, removes, estimated_bytes = _counts(rows)
     reused = [] if partial is None else partial.reused

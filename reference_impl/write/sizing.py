@@ -19,6 +19,15 @@ count make the write use the machine and keep files a sane size:
 
 ``--actions-per-sidecar N`` (``CheckpointOptions.actions_per_sidecar``) overrides all of this:
 exactly ``ceil(actions / N)`` sidecars.
+
+Without that override the writer does not count the state before writing it (a second pass over
+a million actions costs more than the write): :func:`log_estimate` derives the actions and bytes
+from the byte lengths of the log files replayed — known from the listing, so the count is a
+deterministic function of the input, and the state is reconciled, shaped and written in one job.
+The estimate errs towards more actions (a commit line with statistics is ~450 bytes, one without
+~150; a checkpoint's compressed Parquet ~115 bytes an action); files that end up empty are not
+published (§12 leaves the number of sidecars to the writer, §17.4 lets a V2 writer cluster file
+actions into sidecars as it likes).
 """
 
 from __future__ import annotations
@@ -36,6 +45,10 @@ MIN_ACTIONS_PER_CORE_SIDECAR = 5_000
 #: :data:`MAX_SMALL_SIDECARS` (the default ``max_small_sidecars``) of them would be reused.
 SMALL_SHARE = 4
 MAX_SMALL_SIDECARS = 8
+#: Bytes of a commit file (JSON lines) per file action, and of a checkpoint file (Parquet) per
+#: action, that :func:`log_estimate` assumes (both below the usual size: the estimate errs high).
+COMMIT_BYTES_PER_ACTION = 256
+CHECKPOINT_BYTES_PER_ACTION = 64
 
 
 def small_rows(actions_per_sidecar: int | None) -> int:
@@ -51,3 +64,11 @@ def sidecar_count(actions: int, estimated_bytes: int, cores: int, actions_per_si
     by_bytes = math.ceil(estimated_bytes / TARGET_SIDECAR_BYTES)
     by_cores = min(max(cores, 1), actions // MIN_ACTIONS_PER_CORE_SIDECAR)
     return max(1, by_actions, by_bytes, by_cores)
+
+
+def log_estimate(commit_bytes: int, checkpoint_bytes: int) -> tuple[int, int]:
+    """(file actions, action bytes) of a state replayed from ``commit_bytes`` of commit files and
+    ``checkpoint_bytes`` of checkpoint files (top-level files and sidecars), estimated without a pass
+    over the state (see the module docs); the bytes of a checkpoint count as those of commit lines."""
+    actions = commit_bytes // COMMIT_BYTES_PER_ACTION + checkpoint_bytes // CHECKPOINT_BYTES_PER_ACTION
+    return actions, commit_bytes + checkpoint_bytes * (COMMIT_BYTES_PER_ACTION // CHECKPOINT_BYTES_PER_ACTION)

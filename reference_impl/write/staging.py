@@ -15,7 +15,9 @@ failure no task is still writing when the staging directory is removed.
    empty files for empty partitions when asked (multi-part checkpoints need every part);
 2. :func:`read_back_counts` reads every staged file back and counts its rows by action kind — the
    self-check compares those counts with the state before anything is published
-   (:mod:`reference_impl.write.publish` then publishes them).
+   (:mod:`reference_impl.write.publish` then publishes them). The state's counts are either known
+   before the write (a counted state) or :class:`ObservedCounts`: counted by the write job itself,
+   on its input before the shuffle, with ``DataFrame.observe``.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from pyspark.sql import Observation
 from pyspark.sql import functions as F
 
 from reference_impl.log.naming import staging_dir_name
@@ -62,6 +65,32 @@ class ActionCounts:
             adds=sum(c.adds for c in counts.values()),
             removes=sum(c.removes for c in counts.values()),
         )
+
+
+class ObservedCounts:
+    """Rows, ``add`` rows and ``remove`` rows of ``df`` as counted by the job that consumes :attr:`df`.
+
+    ``DataFrame.observe`` aggregates them in that job's tasks — no pass of its own. Observe the
+    state before it is partitioned for writing: the self-check then compares the files read back
+    with the reconciled state the job saw, and so still catches rows lost or duplicated by the
+    shuffle, the sort, the tasks (failed and retried attempts: Spark merges the metrics of
+    successful attempts only) or staging. (A stage re-run after a lost shuffle block could count
+    twice: the check then fails, and nothing is published.)
+    """
+
+    def __init__(self, df: DataFrame) -> None:
+        self._observation = Observation()
+        self.df = df.observe(
+            self._observation,
+            F.count(F.lit(1)).alias("rows"),
+            F.count("add").alias("adds"),
+            F.count("remove").alias("removes"),
+        )
+
+    def get(self) -> ActionCounts:
+        """The counts; only after the job that consumed :attr:`df` finished."""
+        seen = self._observation.get
+        return ActionCounts(int(seen["rows"]), int(seen["adds"]), int(seen["removes"]))
 
 
 class StagingArea:

@@ -16,7 +16,11 @@ Usage::
    lists a writer feature the writer does not support (``CKPT-WRITE-010``,
    :mod:`~reference_impl.log.features`), and resolve the options against it
    (:func:`~reference_impl.write.options.resolve_plan`);
-3. shape the state as checkpoint rows (:mod:`~reference_impl.write.rows`), counted once;
+3. shape the state as checkpoint rows (:mod:`~reference_impl.write.rows`): counted once when the
+   write needs the counts first (an incremental state, ``--actions-per-sidecar``, V2 without
+   sidecars, whose top-level file records ``numOfAddFiles``), else lazy — then one Spark job
+   replays, reconciles, shapes, counts (``DataFrame.observe``) and writes the state, and sidecars
+   are sized from the bytes of the log replayed (:func:`~reference_impl.write.sizing.log_estimate`);
 4. stage parts or sidecars with Spark's executors and **read them back**: the add/remove/row counts
    must equal the state's (:mod:`~reference_impl.write.staging`);
 5. publish sidecars under unique names, re-check each, then the top-level file(s) create-if-absent
@@ -36,7 +40,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
@@ -65,6 +70,7 @@ from reference_impl.log.naming import (
 from reference_impl.log.table import Table
 from reference_impl.read.snapshot import Snapshot, read_snapshot
 from reference_impl.spark.columns import as_nullable, nullable_df
+from reference_impl.spark.jobs import spark_errors
 from reference_impl.spark.schemas import ACTION_STRUCTS
 from reference_impl.spark.session import session_source
 from reference_impl.storage import Location, SessionSource
@@ -84,8 +90,15 @@ from reference_impl.write.rows import (
     shape_rows,
     state_rows,
 )
-from reference_impl.write.sizing import sidecar_count
-from reference_impl.write.staging import ActionCounts, StagedFile, StagingArea, read_back_counts, stage
+from reference_impl.write.sizing import log_estimate, sidecar_count
+from reference_impl.write.staging import (
+    ActionCounts,
+    ObservedCounts,
+    StagedFile,
+    StagingArea,
+    read_back_counts,
+    stage,
+)
 from spec.vocabulary import CheckpointNaming, CheckpointSpec, LogFileKind, TopLevelFormat
 
 if TYPE_CHECKING:
@@ -118,7 +131,14 @@ class _Writer:
         return self.hooks.prepare(df.repartition(num, key).sortWithinPartitions(*row_order(df)))
 
     def _stage_verified(
-        self, df: DataFrame, label: str, *, num: int, fill_empty: bool, fmt: str, expect: ActionCounts
+        self,
+        df: DataFrame,
+        label: str,
+        *,
+        num: int,
+        fill_empty: bool,
+        fmt: str,
+        expect: ActionCounts | ObservedCounts,
     ) -> tuple[list[StagedFile], dict[str, ActionCounts]]:
         with self.progress.phase(f"write {label} ({num} Spark task(s))"):
             self.spark.sparkContext.setJobDescription(f"delta-ckpt: write {label} of version {self.version}")
@@ -134,10 +154,11 @@ class _Writer:
         with self.progress.phase(f"verify {label} (read back)"):
             counts = self._read_back(staged, fmt, df.schema)
             total = ActionCounts.total(counts)
-            if total != expect:
+            want = expect.get() if isinstance(expect, ObservedCounts) else expect
+            if total != want:
                 raise SelfCheckFailed(
                     f"{label}: wrote {total.adds} add / {total.removes} remove / {total.rows} rows, but the state "
-                    f"has {expect.adds} live files / {expect.removes} tombstones / {expect.rows} actions",
+                    f"has {want.adds} live files / {want.removes} tombstones / {want.rows} actions",
                     path=str(self.log_dir),
                     rule="CKPT-WRITE-005",
                 )
@@ -157,12 +178,20 @@ class _Writer:
     def write_v1(self, state: CheckpointRows) -> tuple[list[WrittenFile], T.StructType]:
         """One classic file, or the parts of a multi-part checkpoint."""
         num = self.plan.parts
-        expect = ActionCounts(state.file_actions + len(state.non_file), state.adds, state.removes)
+        expect: ActionCounts | ObservedCounts
+        if state.counted:
+            rows = state.rows
+            expect = ActionCounts(state.file_actions + len(state.non_file), state.adds, state.removes)
+        else:
+            expect = ObservedCounts(state.rows)
+            rows = expect.df
         label = "checkpoint parts" if num > 1 else "checkpoint"
-        df = self._partitioned(state.rows, num)
+        df = self._partitioned(rows, num)
         staged, counts = self._stage_verified(
             df, label, num=num, fill_empty=True, fmt="parquet", expect=expect
         )
+        if isinstance(expect, ObservedCounts):
+            state.count_from(expect.get())
         self.hooks.reached(PublicationPoint.STAGED)
         written = []
         with self.progress.phase("publish checkpoint file(s)"):
@@ -184,14 +213,30 @@ class _Writer:
         again; only the rows they do not hold are written.
         """
         file_rows = state.file_rows()
-        expect = state.to_write()
         cores = self.spark.sparkContext.defaultParallelism
-        num = sidecar_count(expect.rows, state.estimated_bytes, cores, self.plan.actions_per_sidecar)
-        df = self._partitioned(file_rows, num)
-        empty = state.file_actions == 0
+        expect: ActionCounts | ObservedCounts
+        if state.counted:
+            expect = state.to_write()
+            num = sidecar_count(expect.rows, state.estimated_bytes, cores, self.plan.actions_per_sidecar)
+            rows = file_rows
+        else:  # sized before the state is known (module docs of reference_impl.write.sizing)
+            actions, estimated_bytes = log_estimate(*_replayed_bytes(self.snap))
+            num = sidecar_count(actions, estimated_bytes, cores, None)
+            expect = ObservedCounts(file_rows)
+            rows = expect.df
+        df = self._partitioned(rows, num)
+        # Uncounted, an empty state is known only after the write: then every partition gets a file.
         staged, counts = self._stage_verified(
-            df, "sidecars", num=num, fill_empty=empty, fmt="parquet", expect=expect
+            df,
+            "sidecars",
+            num=num,
+            fill_empty=not state.counted or state.file_actions == 0,
+            fmt="parquet",
+            expect=expect,
         )
+        if isinstance(expect, ObservedCounts):
+            state.count_from(expect.get())
+        empty = state.file_actions == 0
         # An empty table gets one empty sidecar, as delta-spark. Otherwise only files with rows: Spark's
         # first task writes a schema-only file even when its partition is empty.
         staged = staged[:1] if empty else [s for s in staged if counts[s.path.name].rows > 0]
@@ -348,6 +393,37 @@ class _Writer:
 _HEAD_POSITION = "_delta_ckpt_head_position"
 
 
+def _replayed_bytes(snap: Snapshot) -> tuple[int, int]:
+    """Bytes of the commit files and of the checkpoint files (top-level files, sidecars) ``snap`` replayed."""
+    commits = sum(info.size for _, info in snap.segment.commits)
+    checkpoint = snap.checkpoint
+    if checkpoint is None:
+        return commits, 0
+    files = sum(info.size for info in checkpoint.instance.files)
+    return commits, files + sum(int(s.action.get("sizeInBytes") or 0) for s in checkpoint.sidecars)
+
+
+def _needs_counts(plan: CheckpointPlan, partial: PartialState | None) -> bool:
+    """Whether the writer needs the state's counts before writing it (see the module docs, step 3)."""
+    explicit_sidecars = plan.sidecars and plan.actions_per_sidecar is not None
+    inline_v2 = plan.spec is CheckpointSpec.V2 and not plan.sidecars
+    return partial is not None or explicit_sidecars or inline_v2
+
+
+@contextmanager
+def _write_errors(snap: Snapshot, state: CheckpointRows) -> Iterator[None]:
+    """A failed Spark job that wrote an uncounted state was also its replay: when the replay alone
+    fails too, its error (``LOG_CORRUPT``, ``CHECKPOINT_CORRUPT`` naming the file) is raised;
+    else the write's own."""
+    try:
+        yield
+    except spark_errors():
+        if not state.counted:
+            with snap.replay_errors():
+                snap.state_df.agg(F.count(F.lit(1))).collect()
+        raise
+
+
 def _replay(spark: SparkSession, table: Table, version: int | None, options: CheckpointOptions) -> Snapshot:
     """Step 2: the state of the version, with the rule a failure breaks."""
     with options.progress.phase("replay the log"):
@@ -411,14 +487,17 @@ def _write(
     state: CheckpointRows | None = None
     try:
         partial = writer.plan_partial() if plan.incremental and reuse else None
-        with options.progress.phase("reconcile and count the state"), snap.replay_errors():
-            state = state_rows(spark, snap, plan, partial)
+        count = _needs_counts(plan, partial)
+        phase = "reconcile and count the state" if count else "shape the state (reconciled as it is written)"
+        with options.progress.phase(phase), snap.replay_errors():
+            state = state_rows(spark, snap, plan, partial, count=count)
         schema: T.StructType | None
-        if plan.spec is CheckpointSpec.V1:
-            files, schema = writer.write_v1(state)
-            non_file = state.non_file
-        else:
-            files, schema, non_file = writer.write_v2(state)
+        with _write_errors(snap, state):
+            if plan.spec is CheckpointSpec.V1:
+                files, schema = writer.write_v1(state)
+                non_file = state.non_file
+            else:
+                files, schema, non_file = writer.write_v2(state)
         hint = last_checkpoint_document(plan, snap.version, files, schema, non_file, state.adds)
         document, skipped = (
             write_hint(snap.storage, writer.log_dir, hint, options.progress)

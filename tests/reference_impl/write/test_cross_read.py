@@ -18,7 +18,7 @@ Covering design (the full 7 × 7 matrix would take ~15 minutes on the 2-core tes
   options lay out those actions exactly as on ``rich`` (one file, or one per hash partition);
 * the **default option on every shape**: on ``rich`` and ``files_10k`` with the ``v2Checkpoint``
   feature and ``delta.checkpointPolicy=v2`` (default = V2, UUID-named JSON, sidecars sized by
-  :mod:`reference_impl.write.sizing`: one on ``rich``, one per core of ≥ 5,000 actions on ``files_10k``), on
+  :mod:`reference_impl.write.sizing` from the bytes of the log: one on ``rich``, one per core on ``files_10k``), on
   ``plain`` (unpartitioned, protocol 1/2) and ``empty`` (0 files after a DELETE) without it
   (default = V1 classic).
 
@@ -30,6 +30,7 @@ and is read with log-level readers only.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,7 +43,7 @@ from conformance.tables.real_writers import FILES_10K, FILES_10K_REMOVED
 from reference_impl.log.naming import classic_checkpoint_name, parse_log_file_name, part_checkpoint_name
 from reference_impl.write.options import CheckpointOptions
 from reference_impl.write.result import CheckpointResult
-from reference_impl.write.sizing import sidecar_count
+from reference_impl.write.sizing import log_estimate, sidecar_count
 from reference_impl.write.writer import write_checkpoint
 from spec.table_state import TableState
 from tests.reference_impl.read.helpers import prune_commits_before
@@ -100,11 +101,19 @@ CELLS = [
 ] + [Cell("default", s, "classic") for s in ("plain", "empty")]
 
 
+def _commit_bytes(table: Path) -> int:
+    """Bytes of the table's commit files (``<20 digits>.json``)."""
+    return sum(
+        p.stat().st_size for p in (table / "_delta_log").iterdir() if re.fullmatch(r"\d{20}\.json", p.name)
+    )
+
+
 def _expected_layout(cell: Cell, before: TableState, result: CheckpointResult, cores: int) -> None:
     """The writer produced the layout the option asks for (else the cell would test something else).
 
-    The default sidecar count is :func:`reference_impl.write.sizing.sidecar_count` on ``cores``; these
-    shapes' actions are far below its byte cap, so their estimated bytes do not matter (0 here).
+    The default sidecar count is :func:`reference_impl.write.sizing.sidecar_count` on ``cores`` of
+    the actions and bytes :func:`~reference_impl.write.sizing.log_estimate` derives from the commit
+    files' sizes (these shapes have no checkpoint before ours, so the commits are all the writer replays).
     """
     v = result.version
     tops = [f.name for f in result.top_level]
@@ -129,7 +138,7 @@ def _expected_layout(cell: Cell, before: TableState, result: CheckpointResult, c
     if spec == "v1" or cell.option == "v2-inline":
         assert not sidecars, label
     elif cell.option == "default":
-        want = sidecar_count(file_actions, 0, cores, None)
+        want = sidecar_count(*log_estimate(_commit_bytes(Path(result.table)), 0), cores, None)
         assert len(sidecars) == want, f"{label}: the default sizing on {cores} cores gives {want} sidecar(s)"
     else:
         # One sidecar per non-empty Spark hash partition: at most ceil(actions / per-sidecar).

@@ -1,9 +1,11 @@
 """Sidecar count: delta-spark's 50,000-action cap, a byte cap, one sidecar per core, and the override.
 
 :mod:`reference_impl.write.sizing` decides how many sidecars a V2 checkpoint gets; the rule itself
-is a pure function (checked on its boundaries), and one real write on the test session's two cores
-shows the writer uses it: a state of 12,000 adds is split over two sidecars that together hold
-every add once (CKPT-SIDE-002: only file actions in sidecars).
+is a pure function (checked on its boundaries), as is the estimate of actions and bytes from the
+log's file sizes that feeds it when the writer does not count the state first (:func:`log_estimate`);
+one real write on the test session's two cores shows the writer uses them: a state of 12,000 adds
+is split over two sidecars that together hold every add once (CKPT-SIDE-002: only file actions in
+sidecars).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from reference_impl.write.sizing import (
     DELTA_SPARK_ACTIONS_PER_SIDECAR,
     MIN_ACTIONS_PER_CORE_SIDECAR,
     TARGET_SIDECAR_BYTES,
+    log_estimate,
     sidecar_count,
 )
 from reference_impl.write.writer import write_checkpoint
@@ -63,6 +66,22 @@ def test_sidecar_count(
     )
 
 
+@pytest.mark.parametrize(
+    ("commit_bytes", "checkpoint_bytes", "expected"),
+    [
+        (0, 0, (0, 0)),
+        (255, 63, (0, 255 + 4 * 63)),  # below one action of either kind
+        (451 * MIB, 0, (1_847_296, 451 * MIB)),  # 1M adds with stats (~450-byte lines): errs high
+        (MIB, 115 * MIB, (4_096 + 1_884_160, MIB + 460 * MIB)),  # a checkpoint counts 4x its bytes
+    ],
+)
+def test_log_estimate(commit_bytes: int, checkpoint_bytes: int, expected: tuple[int, int]) -> None:
+    got = log_estimate(commit_bytes, checkpoint_bytes)
+    assert got == expected, (
+        f"{commit_bytes} commit bytes, {checkpoint_bytes} checkpoint bytes: (actions, bytes) {got}, expected {expected}"
+    )
+
+
 @pytest.mark.spark
 @pytest.mark.requirement("CKPT-SIDE-002")
 def test_writer_uses_one_sidecar_per_core(spark: SparkSession, tmp_path: Path) -> None:
@@ -77,12 +96,14 @@ def test_writer_uses_one_sidecar_per_core(spark: SparkSession, tmp_path: Path) -
                 v2_protocol(),
                 metadata(schema(schema_field("v", "long")), configuration={"delta.checkpointPolicy": "v2"}),
             ],
-            [commit_info(), *[add(f"f-{i:05d}.parquet") for i in range(files)]],
+            # long file names (~260-byte lines): the log-size estimate sees >= 10,000 actions
+            [commit_info(), *[add(f"part-{i:05d}-{i:0128x}-c000.snappy.parquet") for i in range(files)]],
         ],
     )
     cores = spark.sparkContext.defaultParallelism
+    commit_bytes = sum(p.stat().st_size for p in log_dir(table).glob("*.json"))
     result = write_checkpoint(table, options=CheckpointOptions(spec=CheckpointSpec.V2), spark=spark)
-    expected = sidecar_count(files, 0, cores, None)
+    expected = sidecar_count(*log_estimate(commit_bytes, 0), cores, None)
     assert cores >= 2 and len(result.sidecars) == expected == 2, (
         f"{table}: {len(result.sidecars)} sidecars on {cores} cores for {files} adds, expected {expected}"
     )
