@@ -225,12 +225,13 @@ class _Writer:
             expect = ObservedCounts(file_rows)
             rows = expect.df
         df = self._partitioned(rows, num)
-        # Uncounted, an empty state is known only after the write: then every partition gets a file.
+        # Uncounted, no empty file is added (no other job may run on the observed rows first): Spark's
+        # first task writes a schema-only file when the state is empty.
         staged, counts = self._stage_verified(
             df,
             "sidecars",
             num=num,
-            fill_empty=not state.counted or state.file_actions == 0,
+            fill_empty=state.counted and state.file_actions == 0,
             fmt="parquet",
             expect=expect,
         )
