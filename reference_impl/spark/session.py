@@ -314,10 +314,18 @@ def exit_now(status: int) -> NoReturn:
     the driver JVM sees its stdin close when this process ends and exits by itself, running
     Spark's shutdown hooks (``SparkContext.stop``, its temporary directories). Its stdout and stderr
     are not this process's (:func:`_jvm_output`), so a caller reading ours is not kept waiting.
+
+    Output that cannot be flushed (a reader gone, a full disk) is not a success: a ``status`` of 0
+    becomes 141 for a broken pipe (as :func:`reference_impl.cli.main.main` reports one) and 120
+    otherwise, as the interpreter's own exit would say; ``--json`` output is then incomplete.
     """
-    for stream in (sys.stdout, sys.stderr):
-        with suppress(OSError, ValueError):  # a closed or broken stream: nothing more can reach it
-            stream.flush()
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError) as exc:  # nothing more can reach stdout
+        if status == 0:
+            status = 141 if isinstance(exc, BrokenPipeError) else 120
+    with suppress(OSError, ValueError):  # stderr: nowhere left to report a failure
+        sys.stderr.flush()
     os._exit(status)
 
 

@@ -4,7 +4,12 @@ still works (no Spark: parsing only)."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from importlib import metadata
+from pathlib import Path
 
 import pytest
 
@@ -86,3 +91,23 @@ def test_manifest_is_an_alias_of_top_level_format() -> None:
     for flag in ("--manifest", "--top-level-format"):
         args = parser.parse_args(["checkpoint", "/t", flag, "parquet"])
         assert args.top_level_format is TopLevelFormat.PARQUET
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (a file every write to fails)")
+@pytest.mark.parametrize("target", ["pipe", "/dev/full"])
+def test_a_process_whose_json_output_is_lost_does_not_exit_0(target: str) -> None:
+    """``delta-ckpt env --json`` as its own process ends through ``exit_now`` (``os._exit``, 252a5e6).
+
+    Its JSON is block-buffered (no ``PYTHONUNBUFFERED``) and flushed only there: to a pipe it arrives
+    whole with status 0; to ``/dev/full`` the flush fails, and a lost output must not be status 0.
+    """
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    argv = [sys.executable, "-m", "reference_impl.cli.main", "env", "--json"]
+    with open(os.devnull if target == "pipe" else target, "wb") as sink:
+        out = subprocess.PIPE if target == "pipe" else sink
+        proc = subprocess.run(argv, stdout=out, stderr=subprocess.PIPE, env=env, timeout=120, check=False)
+    if target == "pipe":
+        assert proc.returncode == 0, f"{argv}: exit {proc.returncode}; stderr {proc.stderr[-1500:]!r}"
+        assert isinstance(json.loads(proc.stdout), dict), f"{argv}: stdout {proc.stdout[-500:]!r}"
+    else:
+        assert proc.returncode != 0, f"{argv} > {target}: exit 0 though its JSON was lost"
