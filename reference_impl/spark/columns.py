@@ -180,7 +180,8 @@ def canonical_name(path: Column) -> Column:
     canonicalizing the path: its last segment, percent-decoded when it holds a ``%``. Null when
     that cannot be told from the last segment alone (it is empty, ``.`` or ``..``, or the path is
     ``scheme:name`` without a ``/`` or only an authority). Paths whose names are both non-null and differ have different
-    canonical paths: a cheap test before the canonical comparison."""
+    canonical paths: a cheap test before the canonical comparison. A path without ``%`` in its last
+    segment, ``:`` or ``//`` (most relative paths) is answered without a regular expression."""
     segment = F.substring_index(path, "/", -1)
     name = F.when(segment.contains("%"), F.substring_index(_percent_decoded(segment), "/", -1)).otherwise(
         segment
@@ -191,7 +192,9 @@ def canonical_name(path: Column) -> Column:
         | (~path.contains("/") & path.rlike(_SCHEME_RE))
         | path.rlike(authority_only)
     )
-    return F.when(unknown, F.lit(None).cast("string")).otherwise(name)
+    # Neither a scheme (it needs ':') nor an authority (it needs '//'), nothing to decode.
+    plain = ~segment.contains("%") & ~segment.isin("", ".", "..") & ~path.contains(":") & ~path.contains("//")
+    return F.when(plain, segment).otherwise(F.when(unknown, F.lit(None).cast("string")).otherwise(name))
 
 
 def dv_unique_id(dv: Column) -> Column:
