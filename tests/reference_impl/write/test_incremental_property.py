@@ -189,8 +189,9 @@ def test_incremental_checkpoint_equals_a_full_checkpoint(
 
     Spec: CKPT-INC-006
     "A writer that records in a `sidecar` action's `tags` how many `add` and `remove` actions the
-    sidecar file holds, or the earliest `deletionTimestamp` of its `remove` actions, MUST record the
-    values the file holds, and a writer that lists the sidecar again MUST list it with the same values."
+    sidecar file holds, or the earliest `deletionTimestamp` of its `remove` actions (0 for a `remove`
+    without one), MUST record the values the file holds, and a writer that lists the sidecar again MUST
+    list it with the same values."
     """
     root = Path(tempfile.mkdtemp(dir=tmp_path))
     try:
