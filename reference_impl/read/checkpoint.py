@@ -121,13 +121,15 @@ _SPARK_SCHEMA_KEY = b"org.apache.spark.sql.parquet.row.metadata"
 
 
 def _spark_schema(written: bytes | None) -> T.StructType | None:
-    """The Spark schema a footer records, or None (none, or not JSON: Spark then converts the
-    Parquet schema, as ``ParquetFileFormat.readSchemaFromFooter`` does; so does our caller)."""
+    """The Spark schema a footer records, or None (none, or not a schema: Spark then converts the
+    Parquet schema, as ``ParquetFileFormat.readSchemaFromFooter`` does; so does our caller). Nested
+    deeper than this interpreter parses (``RecursionError``) is not a schema here either: Spark's
+    ``deserializeSchemaString`` falls back on any failure, and so must we, never ``INTERNAL_ERROR``."""
     if written is None:
         return None
     try:
         schema = T.StructType.fromJson(json.loads(written))
-    except (ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
     return schema
 

@@ -18,6 +18,7 @@ import pytest
 from conformance.tables.mutations import write_hadoop_checksum
 from reference_impl.errors import CheckpointCorrupt
 from reference_impl.log.naming import hadoop_checksum_name
+from reference_impl.read.checkpoint import _spark_schema
 from reference_impl.read.snapshot import read_snapshot
 from tests.support import REPO_ROOT
 
@@ -96,3 +97,22 @@ def test_a_failure_after_the_checkpoint_was_chosen_names_the_file(
     assert error.path is not None and error.path.endswith(gone.name), f"{table}: the error names {error.path}"
     assert error.rule == "CKPT-READ-013", f"{table}: {error}"
     assert str(error).startswith("CHECKPOINT_CORRUPT: "), f"{table}: {error}"
+
+
+#: A Spark-schema footer entry nested deeper than Python's recursion limit (json.loads raises RecursionError).
+_TOO_DEEP = b'{"type":"struct","fields":[{"name":"a","nullable":true,"metadata":{},"type":' + (
+    b'{"type":"array","containsNull":true,"elementType":' * 5_000 + b'"long"' + b"}" * 5_000 + b"}]}"
+)
+
+
+@pytest.mark.parametrize(
+    "written",
+    [b"not json", b"[1]", b'{"fields": 5}', _TOO_DEEP],
+    ids=["not-json", "not-an-object", "not-a-field-list", "nested-too-deep"],
+)
+def test_a_footer_schema_the_reader_cannot_use_is_left_to_spark(written: bytes) -> None:
+    """A Parquet footer's Spark schema (``org.apache.spark.sql.parquet.row.metadata``, 5d75b0b) that is not
+    a usable schema gives None, so the file is read with Spark's own inference (which then converts the
+    Parquet schema, as ``ParquetFileFormat.deserializeSchemaString`` falls back on any failure) — never an
+    exception out of the reader (``RecursionError`` was one: ``INTERNAL_ERROR`` and no fallback)."""
+    assert _spark_schema(written) is None, f"footer schema {written[:60]!r}…: not None"
