@@ -6,7 +6,7 @@ Spec: ``spec/checkpoints.md`` §5 Checkpoint specs, naming schemes and table fea
 
 | table | default checkpoint |
 |---|---|
-| ``delta.checkpointPolicy=v2`` and ``v2Checkpoint`` supported | V2, UUID-named, JSON top-level file, sidecars sized by :mod:`~reference_impl.write.sizing` (at most 50,000 file actions each) |
+| ``delta.checkpointPolicy=v2`` and ``v2Checkpoint`` supported | V2, UUID-named, JSON top-level file, sidecars sized by :mod:`~reference_impl.write.sizing` (about 50,000 file actions each at most, from the log's size) |
 | otherwise | V1, one classic file |
 
 :func:`resolve_plan` applies the table's defaults and validates every option before anything is

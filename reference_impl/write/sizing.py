@@ -7,7 +7,8 @@ delta-spark caps a V2 checkpoint's sidecars at 50,000 actions each: without the 
 ``spark.databricks.delta.checkpoint.partSize`` it uses 50,000 when V2 is enabled and writes
 ``ceil((files + tombstones) / partSize)`` sidecars (delta-io/delta ``Checkpoints.scala`` L937-944 at
 bb1057f4; the setting's documentation, ``DeltaSQLConf.scala`` L1346-1352: "a maximum of this many
-actions per checkpoint file"). That cap is kept as the upper bound. Two more lower bounds on the
+actions per checkpoint file"). That cap is kept as the upper bound (applied to an estimate of the
+actions when the writer does not count the state first: below). Two more lower bounds on the
 count make the write use the machine and keep files a sane size:
 
 * **bytes** — tables with wide statistics have big actions (kafka-delta-ingest#187: 45 MB for 12,316
@@ -24,10 +25,11 @@ Without that override the writer does not count the state before writing it (a s
 a million actions costs more than the write): :func:`log_estimate` derives the actions and bytes
 from the byte lengths of the log files replayed — known from the listing, so the count is a
 deterministic function of the input, and the state is reconciled, shaped and written in one job.
-The estimate errs towards more actions (a commit line with statistics is ~450 bytes, one without
-~150; a checkpoint's compressed Parquet ~115 bytes an action); files that end up empty are not
-published (§12 leaves the number of sidecars to the writer, §17.4 lets a V2 writer cluster file
-actions into sidecars as it likes).
+The estimate errs towards more actions for commits with statistics (a line of ~450 bytes; a
+checkpoint's compressed Parquet ~115 bytes an action), and removed or replaced files make it high
+too; commit lines without statistics (~120 bytes) make it low, so their sidecars can hold up to
+about twice the cap. Files that end up empty are not published (§12 leaves the number of sidecars
+to the writer, §17.4 lets a V2 writer cluster file actions into sidecars as it likes).
 """
 
 from __future__ import annotations
