@@ -166,7 +166,7 @@ def file_api_calls(relative: str, source: str) -> list[str]:
         ):
             name = _dotted(node)
         if name and (relative, name) not in FILE_API_ALLOWED:
-            out.append(f"{relative}:{node.lineno}: {name}")
+            out.append(f"{relative}:{getattr(node, 'lineno', '?')}: {name}")
     return sorted(set(out))
 
 

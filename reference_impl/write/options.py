@@ -40,12 +40,13 @@ REQUESTABLE_NAMINGS: tuple[CheckpointNaming, ...] = (CheckpointNaming.CLASSIC, C
 class CheckpointOptions:
     """What to write. ``None`` means "as the table says" (see the module docs).
 
-    Enum fields also accept their string values; :func:`resolve_plan` validates them.
+    Enum fields also accept their string values (``spec="v2"``, as on the command line), typed so;
+    :func:`resolve_plan` validates them and names the field of a value that is not one.
     """
 
-    spec: CheckpointSpec | None = None
-    naming: CheckpointNaming | None = None
-    top_level_format: TopLevelFormat = TopLevelFormat.JSON
+    spec: CheckpointSpec | str | None = None
+    naming: CheckpointNaming | str | None = None
+    top_level_format: TopLevelFormat | str = TopLevelFormat.JSON
     actions_per_sidecar: int | None = None
     sidecars: bool = True
     #: V2 with sidecars: record the append layout and list the base checkpoint's sidecars no commit
@@ -54,7 +55,7 @@ class CheckpointOptions:
     #: With ``incremental``: compact when this many small base sidecars would be reused.
     max_small_sidecars: int = MAX_SMALL_SIDECARS
     parts: int | None = None
-    stats: StatsMode | None = None
+    stats: StatsMode | str | None = None
     compression: str | None = None
     now_ms: int | None = None
     write_last_checkpoint: bool = True

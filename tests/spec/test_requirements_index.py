@@ -24,6 +24,7 @@ from spec.requirements import (
     parse_spec_version,
     render_requirements_json,
 )
+from spec.vocabulary import Level, Role
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SPEC_DIR = REPO_ROOT / "spec"
@@ -111,8 +112,8 @@ def test_parse_single_entry() -> None:
         id="CKPT-V2-001",
         area="V2",
         number=1,
-        level="MUST",
-        roles=("writer",),
+        level=Level.MUST,
+        roles=(Role.WRITER,),
         upstream=("V2 Spec", PROTOCOL_URL + "v2-spec"),
         features=(),
         status="active",

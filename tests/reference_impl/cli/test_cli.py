@@ -4,6 +4,7 @@ still works (no Spark: parsing only)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -34,11 +35,18 @@ def _help(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
     return capsys.readouterr().out
 
 
+def _command_choices(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The root parser's commands, by name."""
+    choices = next(a for a in parser._actions if a.dest == "command").choices
+    assert isinstance(choices, dict), choices
+    return choices
+
+
 def test_every_command_group_is_registered() -> None:
     """The root parser has the implementation's commands first, then the suite's and the generator's."""
     parser = build_parser()
-    subparsers = next(a for a in parser._actions if a.dest == "command")
-    assert list(subparsers.choices) == list(COMMANDS[:5]) + sorted(COMMANDS[5:])
+    choices = _command_choices(parser)
+    assert list(choices) == list(COMMANDS[:5]) + sorted(COMMANDS[5:])
 
 
 @pytest.mark.parametrize("command", ["", *COMMANDS, "conformance run", "fixtures generate", "spec coverage"])
@@ -64,12 +72,10 @@ def test_a_command_line_loads_only_the_groups_of_its_command(argv: list[str], lo
     """A command line naming a command loads only that command's entry points (``env`` with the suite's
     ``env-jars`` part); any other loads every group, so that argparse reports it in full."""
     parser = build_parser(argv)
-    subparsers = next(a for a in parser._actions if a.dest == "command")
-    assert list(subparsers.choices) == loaded, f"{argv}: {list(subparsers.choices)}"
+    choices = _command_choices(parser)
+    assert list(choices) == loaded, f"{argv}: {list(choices)}"
     if argv[0] == "env":
-        assert "--resolve-jars" in subparsers.choices["env"].format_help(), (
-            "env lost the suite's jars section"
-        )
+        assert "--resolve-jars" in choices["env"].format_help(), "env lost the suite's jars section"
 
 
 def test_env_has_the_jars_section(capsys: pytest.CaptureFixture[str]) -> None:

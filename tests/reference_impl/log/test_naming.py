@@ -23,7 +23,7 @@ from reference_impl.log.naming import (
     version_prefix,
 )
 from reference_impl.storage.local import temp_name
-from spec.vocabulary import LogFileKind
+from spec.vocabulary import LogFileKind, TopLevelFormat
 
 TOKEN = uuid.UUID("bd1885fd-6ec0-4370-b0f5-43b5162fd4de")
 
@@ -97,12 +97,12 @@ def test_formatters_round_trip() -> None:
             {"version": 12, "part": 2, "num_parts": 5},
         ),
         (
-            uuid_checkpoint_name(12, TOKEN, "json"),
+            uuid_checkpoint_name(12, TOKEN, TopLevelFormat.JSON),
             LogFileKind.CHECKPOINT_UUID,
             {"version": 12, "fmt": "json"},
         ),
         (
-            uuid_checkpoint_name(12, TOKEN, "parquet"),
+            uuid_checkpoint_name(12, TOKEN, TopLevelFormat.PARQUET),
             LogFileKind.CHECKPOINT_UUID,
             {"version": 12, "fmt": "parquet"},
         ),
@@ -121,7 +121,7 @@ def test_formatters_round_trip() -> None:
 def test_uuid_checkpoint_name_rejects_other_formats() -> None:
     """A UUID-named checkpoint is JSON or Parquet; anything else is refused."""
     with pytest.raises(ValueError, match="avro"):
-        uuid_checkpoint_name(1, TOKEN, "avro")
+        uuid_checkpoint_name(1, TOKEN, "avro")  # type: ignore[arg-type]  # the wrong type is the test
 
 
 def test_sidecar_name_is_delta_sparks_form() -> None:

@@ -13,7 +13,7 @@ from reference_impl.log.last_checkpoint import checksum
 from reference_impl.validate import Report, validate_table
 
 #: Damages a copied table in place.
-Mutation = Callable[[Path], None]
+Mutation = Callable[[Path], object]  # what it returns is ignored
 
 
 def copy_fixture(name: str, tmp_path: Path) -> Path:
