@@ -23,8 +23,9 @@ if TYPE_CHECKING:
     from reference_impl.write.result import CheckpointResult
 
 _EPILOG = """defaults follow the table, as delta-spark does:
-  V2 (UUID-named, JSON top-level file, 50,000 file actions per sidecar) when
-  delta.checkpointPolicy=v2 and the v2Checkpoint feature is supported; otherwise one classic V1 file.
+  V2 (UUID-named, JSON top-level file, sidecars of about 50,000 file actions as estimated from the
+  log's size) when delta.checkpointPolicy=v2 and the v2Checkpoint feature is supported; otherwise one
+  classic V1 file.
   stats: delta.checkpoint.writeStatsAsJson / writeStatsAsStruct (both true when unset).
 examples:
   delta-ckpt checkpoint /data/t                        # what delta-spark would write
