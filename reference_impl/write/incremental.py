@@ -35,7 +35,9 @@ of every checkpoint written with ``incremental``:
 Every ``sidecar`` action it writes records in its ``tags`` (``CKPT-INC-006``, :func:`sidecar_tags`)
 the file's ``add`` and ``remove`` rows and its oldest tombstone, taken from the read-back of the
 staged file (a reused sidecar's are copied): the next writer counts and expires base sidecars from
-these tags, reading no row, and writes in full when a base sidecar has none. Only the base sidecars
+these tags, reading no row, and writes in full when a base sidecar has none, or when the footer of
+one that could be listed again disagrees with them (:func:`_footer_agrees`: row count, null counts
+and the smallest ``deletionTimestamp`` from the row groups' statistics, no Spark job). Only the base sidecars
 that could be listed again are read, and only their ``add.path`` and ``remove.path`` (one Spark
 job, :func:`_touched_sidecars`), to find those that may hold a file the commits touch: a row whose
 last path segment (:func:`~reference_impl.spark.columns.canonical_name`) a touched file shares
@@ -54,6 +56,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from reference_impl.errors import StorageError
 from reference_impl.log.naming import SIDECAR_DIR
 from reference_impl.read.commits import read_commits
 from reference_impl.read.sidecars import ResolvedSidecar
@@ -68,7 +71,7 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
     from reference_impl.read.snapshot import Snapshot
-    from reference_impl.storage import Location
+    from reference_impl.storage import Location, Storage
 
 ADDS_TAG = "delta-ckpt.numAdds"
 REMOVES_TAG = "delta-ckpt.numRemoves"
@@ -210,6 +213,9 @@ def plan_partial(
     candidates = decide(counted, cutoff, reuse_after, small, len(counted) + 1).reused
     if not candidates:
         return "no sidecar of the base can be listed again"
+    disagreeing = next((c.resolved.name for c in candidates if not _footer_agrees(snap.storage, c)), None)
+    if disagreeing is not None:
+        return f"the base's sidecar {disagreeing} holds other counts than its tags record (CKPT-INC-006)"
     commits = read_commits(spark, snap.storage, snap.listing.log_dir, snap.segment.commits)
     hit: set[str] = set()
     if commits is None:
@@ -254,6 +260,46 @@ def _recorded(sidecar: ResolvedSidecar) -> BaseSidecar | None:
     if adds < 0 or removes < 0 or (removes > 0) != (oldest is not None):
         return None
     return BaseSidecar(sidecar, adds + removes, adds, removes, oldest, touched=False)
+
+
+def _footer_agrees(storage: Storage, sidecar: BaseSidecar) -> bool:
+    """Whether the sidecar's Parquet footer gives the counts its tags record (``CKPT-INC-006``), read
+    on the driver without a row: its row count, the rows whose ``add.path`` / ``remove.path`` is not
+    null, and its oldest tombstone (the smallest ``remove.deletionTimestamp``, 0 when a ``remove``
+    has none) from the row groups' statistics. False when they differ, when a statistic needed is
+    missing, or when the footer cannot be read: the caller then lists nothing again."""
+    import pyarrow.parquet as pq
+
+    try:
+        with storage.open_read(sidecar.resolved.path) as handle:
+            meta = pq.ParquetFile(handle).metadata
+    except (OSError, ValueError, StorageError):  # pyarrow's ArrowInvalid is a ValueError
+        return False
+    wanted = ("add.path", "remove.path", "remove.deletionTimestamp")
+    nulls = dict.fromkeys(wanted, 0)
+    oldest: int | None = None
+    for g in range(meta.num_row_groups):
+        group = meta.row_group(g)
+        columns = {group.column(c).path_in_schema: group.column(c) for c in range(group.num_columns)}
+        for name in wanted:
+            stats = columns[name].statistics if name in columns else None
+            if stats is None or not stats.has_null_count:
+                return False
+            nulls[name] += stats.null_count
+        stamps = columns["remove.deletionTimestamp"].statistics
+        if stamps.has_min_max:
+            oldest = stamps.min if oldest is None else min(oldest, stamps.min)
+    adds, removes = meta.num_rows - nulls["add.path"], meta.num_rows - nulls["remove.path"]
+    if removes == 0:
+        oldest = None
+    elif nulls["remove.deletionTimestamp"] > nulls["remove.path"]:  # a remove without a timestamp
+        oldest = 0
+    return (meta.num_rows, adds, removes, oldest) == (
+        sidecar.rows,
+        sidecar.adds,
+        sidecar.removes,
+        sidecar.oldest_tombstone,
+    )
 
 
 #: The only columns :func:`_touched_sidecars` reads (Parquet column pruning).

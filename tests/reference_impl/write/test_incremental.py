@@ -14,7 +14,9 @@ state too.
 
 from __future__ import annotations
 
+import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -41,12 +43,16 @@ from reference_impl.hooks import NO_HOOKS, Hooks, PublicationPoint
 from reference_impl.read.sidecars import ResolvedSidecar
 from reference_impl.read.snapshot import read_snapshot
 from reference_impl.storage import Location
+from reference_impl.storage.local import LocalStorage
 from reference_impl.write.incremental import (
+    ADDS_TAG,
     LAYOUT,
     LAYOUT_TAG,
     MAX_SMALL_TAG,
     SMALL_ROWS_TAG,
     BaseSidecar,
+    _footer_agrees,
+    _recorded,
     decide,
     reuse_cutoff,
 )
@@ -425,3 +431,68 @@ def test_a_reused_sidecar_gone_after_publication_means_a_full_checkpoint(
         r["add"]["path"] for s in b.sidecars for r in rows_of(log_dir(table) / s.name) if "add" in r
     )
     assert len(adds) == 17 and len(set(adds)) == 17, f"{table}: B's sidecars hold the adds {adds}"
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-INC-006")
+def test_a_base_sidecar_whose_tags_disagree_with_its_footer_is_not_listed_again(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """The counts a base ``sidecar`` action's tags record are checked against the file's Parquet footer
+    before the sidecar is listed again: each of A's sidecars agrees with its own tags, and disagrees
+    when one count or the oldest tombstone is off by one. With one of A's tags raised by one in its
+    top-level file, B (after an append) lists none of A's sidecars and counts the state right.
+
+    Spec: CKPT-INC-006
+    "A writer that records in a `sidecar` action's `tags` how many `add` and `remove` actions the
+    sidecar file holds, or the earliest `deletionTimestamp` of its `remove` actions (0 for a `remove`
+    without one), MUST record the values the file holds, and a writer that lists the sidecar again
+    MUST list it with the same values."
+    """
+    table_schema = schema(schema_field("v", "long"))
+    table = write_log(
+        tmp_path / "table",
+        [
+            [v2_protocol(), metadata(table_schema, configuration={"delta.checkpointPolicy": "v2"})],
+            [
+                commit_info(),
+                *[add(f"f-{i:02d}.parquet", size=100 + i) for i in range(15)],
+                remove("gone.parquet", deletion_timestamp=NOW_A - 1000),
+            ],
+        ],
+    )
+    a = _write(table, 1, NOW_A, spark, per_sidecar=8)
+    top = log_dir(table) / a.top_level[0].name
+    lines = top.read_text(encoding="utf-8").splitlines()
+    actions = [json.loads(line) for line in lines]
+    recorded = [
+        _recorded(
+            ResolvedSidecar(
+                x["sidecar"], Location.parse(str(log_dir(table) / "_sidecars" / x["sidecar"]["path"]))
+            )
+        )
+        for x in actions
+        if "sidecar" in x
+    ]
+    assert len(recorded) == 2 and all(r is not None for r in recorded), f"{top}: {recorded}"
+    storage = LocalStorage()
+    for r in recorded:
+        assert r is not None
+        assert _footer_agrees(storage, r), f"{r.resolved.path}: footer disagrees with its own tags {r}"
+        for wrong in (
+            replace(r, rows=r.rows + 1, adds=r.adds + 1),
+            replace(r, oldest_tombstone=None if r.oldest_tombstone else NOW_A),
+        ):
+            assert not _footer_agrees(storage, wrong), f"{r.resolved.path}: footer agrees with {wrong}"
+
+    first = next(i for i, x in enumerate(actions) if "sidecar" in x)
+    tags = actions[first]["sidecar"]["tags"]
+    tags[ADDS_TAG] = str(int(tags[ADDS_TAG]) + 1)
+    top.write_text("".join(json.dumps(x) + "\n" for x in actions), encoding="utf-8")
+    write_commit(table, 2, [commit_info(), add("new-1.parquet", size=900)])
+    b = _write(table, 2, NOW_A, spark, per_sidecar=8)
+    reused = [s.base_name for s in b.sidecars if s.kept_existing]
+    hint = json.loads((log_dir(table) / "_last_checkpoint").read_text(encoding="utf-8"))
+    assert not reused and b.num_add_files == hint["numOfAddFiles"] == 16, (
+        f"{table}: B reused {reused}; counts {b.num_add_files} adds, _last_checkpoint {hint} (want none, 16)"
+    )
