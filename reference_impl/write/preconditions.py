@@ -1,8 +1,8 @@
 """Step 1 of the writer: the checks of a checkpoint request that need no Spark.
 
-Spec: ``spec/checkpoints.md`` §17.2 Publication order (``CKPT-WRITE-006``: a store that cannot
-publish safely, or a read-only ``_delta_log``, gets no checkpoint), ``CKPT-WRITE-001`` (the version's
-commit is there) and ``CKPT-READ-009`` (a table has a ``_delta_log``).
+Spec: ``spec/checkpoints.md`` §17.2–17.3 (``CKPT-WRITE-006``: a store that cannot publish safely
+gets no checkpoint; ``CKPT-WRITE-011``: nor does a read-only ``_delta_log``), ``CKPT-WRITE-001`` (the
+version's commit is there) and ``CKPT-READ-009`` (a table has a ``_delta_log``).
 
 No pyspark here: ``delta-ckpt checkpoint`` runs these checks first, so bad input is one error and no
 JVM, and only then launches the driver JVM in the background while the writer's modules load
@@ -53,7 +53,7 @@ def check_preconditions(table: Table, version: int | None) -> None:
         raise StorageError(
             "the _delta_log directory is not writable, so no checkpoint can be published there",
             path=str(log_dir),
-            rule="CKPT-WRITE-006",
+            rule="CKPT-WRITE-011",
         )
     if version is not None and storage.stat(log_dir / commit_name(version)) is None:
         raise VersionNotFound(

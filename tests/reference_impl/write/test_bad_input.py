@@ -223,7 +223,7 @@ def _unwritable(directory: Path) -> Iterator[str]:
 
 
 @pytest.mark.spark
-@pytest.mark.requirement("CKPT-WRITE-006", "CKPT-WRITE-003")
+@pytest.mark.requirement("CKPT-WRITE-011", "CKPT-WRITE-003")
 def test_unwritable_delta_log_is_refused(
     spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -231,12 +231,13 @@ def test_unwritable_delta_log_is_refused(
 
     A writer that cannot create files there refuses up front instead of failing half-way.
 
-    Spec: CKPT-WRITE-006
-    "A writer MUST publish each classic or UUID-named top-level file atomically, so that no reader
-    can see it partially written …"
+    Spec: CKPT-WRITE-011
+    "A writer asked to checkpoint a table whose `_delta_log/` it cannot create files in (a read-only
+    directory, missing write permission, credentials that only read) MUST fail with `STORAGE_ERROR`
+    naming `_delta_log/`, and MUST leave every file of the table as it was."
     """
     table = _table(tmp_path, "plain")
-    case = Case("unwritable", "plain", (), "STORAGE_ERROR", "CKPT-WRITE-006", "_delta_log")
+    case = Case("unwritable", "plain", (), "STORAGE_ERROR", "CKPT-WRITE-011", "_delta_log")
     with _unwritable(table / "_delta_log") as how:
         before = tree_listing(table)
         status, stderr = _run_in_process(table, (), capsys)

@@ -241,11 +241,18 @@ def test_unreachable_namenode_is_one_error(spark: SparkSession, capsys: pytest.C
 
 
 @pytest.mark.spark
+@pytest.mark.requirement("CKPT-WRITE-011")
 def test_read_only_log_on_hdfs_is_one_error_and_writes_nothing(
     spark: SparkSession, hdfs_tables: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``delta-ckpt checkpoint`` on a table whose ``_delta_log`` is mode 555 on HDFS: exit 2, one
-    STORAGE_ERROR naming the log, nothing written (not even the writability probe)."""
+    STORAGE_ERROR naming the log, nothing written (not even the writability probe).
+
+    Spec: CKPT-WRITE-011
+    "A writer asked to checkpoint a table whose `_delta_log/` it cannot create files in (a read-only
+    directory, missing write permission, credentials that only read) MUST fail with `STORAGE_ERROR`
+    naming `_delta_log/`, and MUST leave every file of the table as it was."
+    """
     write_log(tmp_path / "t", [[protocol(1, 2), metadata(schema(schema_field("id", "long")))]])
     table = upload(spark, tmp_path / "t", f"{hdfs_tables}/read-only")
     jvm: Any = spark.sparkContext._jvm
