@@ -26,11 +26,12 @@ from reference_impl import __version__
 from reference_impl.cleanup.cleaner import cleanup
 from reference_impl.errors import CheckpointError
 from reference_impl.log.features import check_writer_features
+from reference_impl.log.naming import parse_log_file_name
 from reference_impl.read.snapshot import read_snapshot
 from reference_impl.spark.session import get_spark
 from reference_impl.write.options import CheckpointOptions
 from reference_impl.write.writer import write_checkpoint
-from spec.vocabulary import CheckpointNaming, CheckpointSpec, TopLevelFormat
+from spec.vocabulary import CheckpointNaming, CheckpointSpec, LogFileKind, TopLevelFormat
 
 _V1, _V2 = CheckpointSpec.V1, CheckpointSpec.V2
 _JSON, _PARQUET = TopLevelFormat.JSON, TopLevelFormat.PARQUET
@@ -111,13 +112,13 @@ def _options(table: Path, profile: str, version: int | None) -> CheckpointOption
 def _previous_version(table: Path, version: int | None) -> int | None:
     """The version before ``version`` (default: the latest) when its commit file is in the log."""
     log = table / "_delta_log"
-    if version is None:
-        commits = [
-            int(p.name[:20]) for p in log.glob("*.json") if p.name[:20].isdigit() and len(p.name) == 25
-        ]
-        version = max(commits, default=0)
-    previous = version - 1
-    return previous if previous >= 0 and (log / f"{previous:020d}.json").is_file() else None
+    commits = {
+        parsed.version
+        for parsed in map(parse_log_file_name, (p.name for p in log.iterdir() if p.is_file()))
+        if parsed.kind is LogFileKind.COMMIT and parsed.conforms and parsed.version is not None
+    }
+    previous = (max(commits, default=0) if version is None else version) - 1
+    return previous if previous in commits else None
 
 
 class ReferenceImplementation:
