@@ -237,7 +237,7 @@ def plan_partial(
         # them reads these rows instead of reading and canonicalizing the commits again.
         touched = touched.distinct().localCheckpoint()
         uris = [s.resolved.path.spark_uri() for s in scanned if s.resolved.name in decision.rewritten]
-        rows = _with_hits(_base_rows(spark, uris, schema), touched, snap.table)
+        rows = _with_hits(_keyed(spark, uris, schema, "add", "remove"), touched, snap.table)
         carried = rows.where(~F.col(_HIT) & unexpired(cutoff)).select("add", "remove")
     reused = [s.as_reused() for s in decision.reused]
     return PartialState(reused, changed, carried), decision
@@ -314,36 +314,37 @@ def _touched_sidecars(spark: SparkSession, uris: list[str], touched: DataFrame) 
     A superset of the sidecars that hold one (rewriting a sidecar is always safe: its rows are then
     compared by identity, :func:`_with_hits`). One Spark job reading only ``add.path`` and
     ``remove.path``, the touched names broadcast."""
-    names = touched.select(F.substring_index("_path", "/", -1).alias("_key"), F.lit(True).alias("_maybe"))
-    rows = spark.read.schema(_PATHS).parquet(*uris)
-    keyed = rows.select(
-        F.col("_metadata.file_name").alias("_name"),
-        canonical_name(F.coalesce(F.col("add.path"), F.col("remove.path"))).alias("_key"),
-    )
-    maybe = keyed.join(F.broadcast(names), "_key", "left")
-    candidates = maybe.where(F.col("_maybe").isNotNull() | F.col("_key").isNull())
+    maybe, candidate = _maybe_touched(_keyed(spark, uris, _PATHS), touched)
     spark.sparkContext.setJobDescription(f"delta-ckpt: find touched files in {len(uris)} base sidecar(s)")
-    return {r["_name"] for r in candidates.select("_name").collect()}
+    return {r["_name"] for r in maybe.where(candidate).select("_name").collect()}
 
 
-def _base_rows(spark: SparkSession, uris: list[str], schema: T.StructType) -> DataFrame:
-    """Rows of base sidecars with their file name (``_name``) and :func:`canonical_name` (``_key``)."""
+def _keyed(spark: SparkSession, uris: list[str], schema: T.StructType, *columns: str) -> DataFrame:
+    """Rows of base sidecars read with ``schema``: their file name (``_name``), ``columns`` and
+    :func:`canonical_name` (``_key``)."""
     rows = spark.read.schema(schema).parquet(*uris)
     key = canonical_name(F.coalesce(F.col("add.path"), F.col("remove.path")))
-    return rows.select(F.col("_metadata.file_name").alias("_name"), "add", "remove", key.alias("_key"))
+    return rows.select(F.col("_metadata.file_name").alias("_name"), *columns, key.alias("_key"))
+
+
+def _maybe_touched(keyed: DataFrame, touched: DataFrame) -> tuple[DataFrame, Column]:
+    """``keyed`` left-joined with the touched files' last path segments (broadcast), and the column
+    that is true where a row may hold a touched identity: its canonical name is one of them, or it
+    has none."""
+    names = touched.select(F.substring_index("_path", "/", -1).alias("_key")).distinct()
+    maybe = keyed.join(F.broadcast(names.withColumn("_maybe", F.lit(True))), "_key", "left")
+    return maybe, F.col("_maybe").isNotNull() | F.col("_key").isNull()
 
 
 _HIT = "_hit"
 
 
 def _with_hits(keyed: DataFrame, touched: DataFrame, root: Location) -> DataFrame:
-    """``keyed`` (:func:`_base_rows`) with ``_hit``: whether a row's identity is in ``touched``. Only
-    rows whose canonical name a touched file shares (or that have none) are canonicalized and
-    compared; both joins broadcast the few touched rows and keep every row of ``keyed``."""
-    names = touched.select(F.substring_index("_path", "/", -1).alias("_key")).distinct()
-    names = F.broadcast(names.withColumn("_maybe", F.lit(True)))
-    maybe = keyed.join(names, "_key", "left")
-    candidate = F.col("_maybe").isNotNull() | F.col("_key").isNull()
+    """``keyed`` (:func:`_keyed` with ``add`` and ``remove``) with ``_hit``: whether a row's identity
+    is in ``touched``. Only rows whose canonical name a touched file shares (or that have none) are
+    canonicalized and compared; both joins broadcast the few touched rows and keep every row of
+    ``keyed``."""
+    maybe, candidate = _maybe_touched(keyed, touched)
     identity = [
         F.when(candidate, column).alias(str(name))
         for column, name in zip(file_identity(root), ("_path", "_dv"), strict=True)
