@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from conformance.expectations import Entry
+from conformance.plugin import _failing
 from conformance.report import write_reports
 from conformance.verdicts import Check, Verdict, requirement_outcome, scored, verdict
 
@@ -101,6 +102,34 @@ def test_requirement_outcome_and_roles() -> None:
     assert scored({"cleaner": "c"}, ["writer"]) == ["c"], "no implementation in the role: all involved"
     assert scored(roles, ["writer"], only=["reader"]) == [], "a cross test never scores the writer"
     assert scored(roles, ["reader"], only=["reader"]) == ["r"]
+
+
+def test_fail_on_thresholds_pick_the_failing_results() -> None:
+    """``--fail-on must`` fails the run on a failed MUST, a known failure that passes, an error or a failed
+    test that cites no requirement; ``should`` also on a failed SHOULD; ``never`` on nothing. A MAY not
+    implemented never fails it."""
+
+    def result(nodeid: str, outcome: str, *verdicts: Verdict) -> dict[str, object]:
+        scores = [
+            {"requirement": "CKPT-X-001", "implementation": "fake", "verdict": v.value} for v in verdicts
+        ]
+        return {"nodeid": nodeid, "outcome": outcome, "scores": scores}
+
+    results = [
+        result("must", "failed", Verdict.PASSED, Verdict.FAILED_MUST),
+        result("should", "failed", Verdict.FAILED_SHOULD),
+        result("may", "failed", Verdict.MAY_NOT_IMPLEMENTED),
+        result("xpass", "xpassed", Verdict.UNEXPECTED_PASS),
+        result("error", "error", Verdict.ERROR),
+        result("uncited", "failed"),
+        result("passed", "passed", Verdict.PASSED, Verdict.NOT_COMPARED),
+    ]
+    picked = {threshold: _failing(results, threshold) for threshold in ("must", "should", "never")}
+    assert picked == {
+        "must": ["must", "xpass", "error", "uncited"],
+        "should": ["must", "should", "xpass", "error", "uncited"],
+        "never": [],
+    }, picked
 
 
 def test_expectation_patterns_are_exact_or_glob() -> None:
