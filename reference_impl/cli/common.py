@@ -34,7 +34,7 @@ def add_table_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "table",
         metavar="TABLE",
-        help="table location: a local path, or a URI (file:, hdfs://, s3://, and Hadoop's s3a://, abfss://, gs://)",
+        help="table location: a local path, or a file:, s3:// or hdfs:// URI (any other scheme is a STORAGE_ERROR)",
     )
     parser.add_argument(
         "--storage-option",
