@@ -21,7 +21,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -31,6 +31,8 @@ from conformance.tables.builder import add, metadata, protocol, schema, schema_f
 from reference_impl.cli.main import main
 from reference_impl.errors import CheckpointError
 from reference_impl.log.naming import commit_name
+from reference_impl.storage import factory
+from reference_impl.storage.local import LocalStorage
 from reference_impl.write.options import CheckpointOptions
 from reference_impl.write.writer import write_checkpoint
 from tests.reference_impl.write.conftest import known_requirement_ids
@@ -244,6 +246,37 @@ def test_unwritable_delta_log_is_refused(
         after = tree_listing(table)
     _assert_one_error_line(f"unwritable via {how} ({table})", status, stderr, case, table, jvm=False)
     assert not listing_diff(before, after), f"{table}: {listing_diff(before, after)}"
+
+
+@pytest.mark.requirement("CKPT-WRITE-006")
+def test_store_without_atomic_create_is_refused_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store that declares no atomic create-if-absent (``StorageGuarantees.atomic_create``) gives one
+    ``STORAGE_ERROR`` naming ``_delta_log`` with CKPT-WRITE-006, exit 2, and no change — before Spark
+    starts. None of the bundled stores lacks the guarantee, so the local store declares the weaker one.
+
+    Spec: CKPT-WRITE-006
+    "A writer MUST publish each classic or UUID-named top-level file atomically, so that no reader can
+    see it partially written, and MUST NOT publish a UUID-named top-level file under a name that an
+    existing file already has"
+    """
+
+    def without_atomic_create(*args: object) -> LocalStorage:
+        storage = LocalStorage()
+        storage.guarantees = replace(storage.guarantees, atomic_create=False)
+        return storage
+
+    monkeypatch.setitem(factory.STORAGES, "file", without_atomic_create)
+    table = _table(tmp_path, "plain")
+    case = Case("no-atomic-create", "plain", (), "STORAGE_ERROR", "CKPT-WRITE-006", "_delta_log")
+    before = tree_listing(table)
+    status, stderr = _run_in_process(table, (), capsys)
+    _assert_one_error_line(f"no atomic create ({table})", status, stderr, case, table, jvm=False)
+    assert "cannot create a file only if it is absent" in stderr, stderr
+    assert not listing_diff(before, tree_listing(table)), (
+        f"{table}: {listing_diff(before, tree_listing(table))}"
+    )
 
 
 @pytest.mark.spark
