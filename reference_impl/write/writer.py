@@ -164,6 +164,35 @@ class _Writer:
                 )
         return staged, counts
 
+    def _stage_state(
+        self,
+        state: CheckpointRows,
+        rows: DataFrame,
+        label: str,
+        *,
+        num: int,
+        fill_empty: bool,
+        non_file_rows: int = 0,
+    ) -> tuple[list[StagedFile], dict[str, ActionCounts]]:
+        """Stage ``rows`` of ``state`` (its file actions still to write, and ``non_file_rows`` other
+        rows) in ``num`` partitions, checked against the state's counts: known before the write (a
+        counted state) or observed by the write job itself, which then counts the state
+        (:class:`ObservedCounts`, :meth:`CheckpointRows.count_from`)."""
+        expect: ActionCounts | ObservedCounts
+        if state.counted:
+            known = state.to_write()
+            expect = ActionCounts(known.rows + non_file_rows, known.adds, known.removes)
+        else:
+            expect = ObservedCounts(rows)
+            rows = expect.df
+        df = self._partitioned(rows, num)
+        staged, counts = self._stage_verified(
+            df, label, num=num, fill_empty=fill_empty, fmt="parquet", expect=expect
+        )
+        if not state.counted:  # the check passed: the files hold what the job observed
+            state.count_from(ActionCounts.total(counts))
+        return staged, counts
+
     def _read_back(self, staged: list[StagedFile], fmt: str, schema: T.StructType) -> dict[str, ActionCounts]:
         if not staged:
             return {}
@@ -178,20 +207,10 @@ class _Writer:
     def write_v1(self, state: CheckpointRows) -> tuple[list[WrittenFile], T.StructType]:
         """One classic file, or the parts of a multi-part checkpoint."""
         num = self.plan.parts
-        expect: ActionCounts | ObservedCounts
-        if state.counted:
-            rows = state.rows
-            expect = ActionCounts(state.file_actions + len(state.non_file), state.adds, state.removes)
-        else:
-            expect = ObservedCounts(state.rows)
-            rows = expect.df
         label = "checkpoint parts" if num > 1 else "checkpoint"
-        df = self._partitioned(rows, num)
-        staged, counts = self._stage_verified(
-            df, label, num=num, fill_empty=True, fmt="parquet", expect=expect
+        staged, counts = self._stage_state(
+            state, state.rows, label, num=num, fill_empty=True, non_file_rows=len(state.non_file)
         )
-        if isinstance(expect, ObservedCounts):
-            state.count_from(expect.get())
         self.hooks.reached(PublicationPoint.STAGED)
         written = []
         with self.progress.phase("publish checkpoint file(s)"):
@@ -214,29 +233,16 @@ class _Writer:
         """
         file_rows = state.file_rows()
         cores = self.spark.sparkContext.defaultParallelism
-        expect: ActionCounts | ObservedCounts
         if state.counted:
-            expect = state.to_write()
-            num = sidecar_count(expect.rows, state.estimated_bytes, cores, self.plan.actions_per_sidecar)
-            rows = file_rows
+            to_write = state.to_write().rows
+            num = sidecar_count(to_write, state.estimated_bytes, cores, self.plan.actions_per_sidecar)
         else:  # sized before the state is known (module docs of reference_impl.write.sizing)
             actions, estimated_bytes = log_estimate(*_replayed_bytes(self.snap))
             num = sidecar_count(actions, estimated_bytes, cores, None)
-            expect = ObservedCounts(file_rows)
-            rows = expect.df
-        df = self._partitioned(rows, num)
         # Uncounted, no empty file is added (no other job may run on the observed rows first): Spark's
         # first task writes a schema-only file when the state is empty.
-        staged, counts = self._stage_verified(
-            df,
-            "sidecars",
-            num=num,
-            fill_empty=state.counted and state.file_actions == 0,
-            fmt="parquet",
-            expect=expect,
-        )
-        if isinstance(expect, ObservedCounts):
-            state.count_from(expect.get())
+        fill_empty = state.counted and state.file_actions == 0
+        staged, counts = self._stage_state(state, file_rows, "sidecars", num=num, fill_empty=fill_empty)
         empty = state.file_actions == 0
         # An empty table gets one empty sidecar, as delta-spark. Otherwise only files with rows: Spark's
         # first task writes a schema-only file even when its partition is empty.
