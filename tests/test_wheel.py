@@ -38,7 +38,10 @@ def _tracked(root: Path) -> list[str]:
     return [name for name in out.split("\0") if name and (root / name).is_file()]
 
 
-def _run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``args`` run from ``cwd`` as a user of the wheel runs them: no ``PYTHONPATH`` (a worktree's, set for
+    its own tests, would import the checkout instead of the wheel) and no active virtualenv."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode in (0, 1), (
         f"{' '.join(args)} exited {result.returncode}:\n{result.stdout}\n{result.stderr}"
@@ -158,7 +161,6 @@ def test_installed_wheel_runs_a_reader_outside_the_repository(installed: Path, t
     expectations = tmp_path / "mine.yaml"
     known = (ROOT / "conformance" / "expectations" / "deltalake.yaml").read_text()
     expectations.write_text(known.replace("implementation: deltalake", "implementation: mine"))
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     result = _run(
         [
             str(installed / "delta-ckpt"), "conformance", "run", "--quiet",
@@ -167,7 +169,6 @@ def test_installed_wheel_runs_a_reader_outside_the_repository(installed: Path, t
             "-k", "test_reader_fixture", "--report", str(tmp_path / "report"),
         ],
         cwd=work,
-        env=env,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     data = json.loads((tmp_path / "report" / "results.json").read_text())
