@@ -16,7 +16,7 @@ from reference_impl.cli.common import (
 )
 from reference_impl.progress import Progress
 from reference_impl.write.options import REQUESTABLE_NAMINGS, CheckpointOptions
-from reference_impl.write.preconditions import check_preconditions, require_checkpointable_table
+from reference_impl.write.preconditions import checked_request, require_checkpointable_table
 from spec.vocabulary import CheckpointNaming, CheckpointSpec, StatsMode, TopLevelFormat
 
 if TYPE_CHECKING:
@@ -143,12 +143,12 @@ def run(args: argparse.Namespace) -> int:
         hooks=args.hooks,
         progress=Progress(enabled=not (args.quiet or args.json)),
     )
-    table = open_table_from_args(args, require_checkpointable_table)
-    check_preconditions(table, args.version)
+    request = checked_request(open_table_from_args(args, require_checkpointable_table), args.version)
     start_spark_from_args(args)
     from reference_impl.write.writer import write_checkpoint
 
-    result = write_checkpoint(table, args.version, options, spark=lambda: spark_from_args(args))
+    # The request's checks ran above: the writer does not run them again.
+    result = write_checkpoint(request, options=options, spark=lambda: spark_from_args(args))
     if args.json:
         emit_json(result.to_json())
     else:

@@ -71,7 +71,7 @@ def read_commits(
     raw = spark.read.schema(COMMIT_SCHEMA).option("mode", "FAILFAST").json(paths)
     version = F.regexp_extract(F.col("_metadata.file_name"), r"^(\d+)\.json$", 1).cast("long")
     # monotonically_increasing_id follows file order within a partition; commit files are never split.
-    return raw.withColumn("version", version).withColumn("ord", F.monotonically_increasing_id())
+    return raw.select("*", version.alias("version"), F.monotonically_increasing_id().alias("ord"))
 
 
 def _needs_spark(line: bytes) -> bool:

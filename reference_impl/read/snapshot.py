@@ -115,10 +115,19 @@ class Snapshot:
     domains: dict[str, dict[str, Any]]
     checkpoint: CheckpointContent | None
     state_df: DataFrame  # columns "add", "remove": one row per live file or unexpired tombstone
-    files_df: DataFrame  # one column "add" (ADD struct)
-    tombstones_df: DataFrame  # one column "remove" (REMOVE struct)
     now_ms: int
     _counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def files_df(self) -> DataFrame:
+        """One column ``add`` (ADD struct): the live files. Built on use: each DataFrame step is
+        analysed by Spark as it is made, and most commands never need this one (issue #12)."""
+        return self.state_df.where(F.col("add").isNotNull()).select("add")
+
+    @property
+    def tombstones_df(self) -> DataFrame:
+        """One column ``remove`` (REMOVE struct): the unexpired tombstones; built on use."""
+        return self.state_df.where(F.col("remove").isNotNull()).select("remove")
 
     @property
     def properties(self) -> TableProperties:
@@ -154,7 +163,7 @@ class Snapshot:
             found = corrupt_line(self.storage, log_dir, commits)
             if found is not None:
                 raise LogCorrupt(f"cannot parse the commit: {found[1]}", path=found[0]) from exc
-            failing = failing_commit(self.files_df.sparkSession, self.storage, log_dir, commits)
+            failing = failing_commit(self.state_df.sparkSession, self.storage, log_dir, commits)
             if failing is None:
                 if self.checkpoint is not None:
                     raise checkpoint_job_error(self.checkpoint, log_dir, exc) from exc
@@ -446,9 +455,6 @@ def _build(
         )
     state = _reconcile(actions, needs_merge=commits_df is not None, root=table.root)
     min_tombstone = now_ms - TableProperties(metadata.get("configuration")).deleted_file_retention_ms
-    state_df = live_state(state, min_tombstone)
-    files_df = state_df.where(F.col("add").isNotNull()).select("add")
-    tombstones_df = state_df.where(F.col("remove").isNotNull()).select("remove")
     return Snapshot(
         table=table.root,
         storage=table.storage,
@@ -460,9 +466,7 @@ def _build(
         txns=txns,
         domains=domains,
         checkpoint=checkpoint,
-        state_df=state_df,
-        files_df=files_df,
-        tombstones_df=tombstones_df,
+        state_df=live_state(state, min_tombstone),
         now_ms=now_ms,
     )
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from reference_impl.errors import CheckpointError, StorageError, TableNotFound, VersionNotFound
 from reference_impl.log.naming import commit_name
@@ -38,6 +39,21 @@ def require_checkpointable_table(
         return open_table(table, storage_options, session=session)
     except TableNotFound as exc:
         raise with_rule(exc, "CKPT-READ-009") from None
+
+
+@dataclass(frozen=True)
+class CheckpointRequest:
+    """A table and the version to checkpoint (``None``: the latest) that passed :func:`check_preconditions`;
+    made by :func:`checked_request` only, so the writer does not run the checks a second time."""
+
+    table: Table
+    version: int | None
+
+
+def checked_request(table: Table, version: int | None) -> CheckpointRequest:
+    """:func:`check_preconditions`, then the request the writer takes (``write_checkpoint``)."""
+    check_preconditions(table, version)
+    return CheckpointRequest(table, version)
 
 
 def check_preconditions(table: Table, version: int | None) -> None:

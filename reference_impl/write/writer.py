@@ -77,7 +77,12 @@ from reference_impl.storage import Location, SessionSource
 from reference_impl.write.hint import last_checkpoint_document, schema_json, write_hint
 from reference_impl.write.incremental import layout_tags, plan_partial, sidecar_tags
 from reference_impl.write.options import CheckpointOptions, CheckpointPlan, resolve_plan
-from reference_impl.write.preconditions import check_preconditions, require_checkpointable_table, with_rule
+from reference_impl.write.preconditions import (
+    CheckpointRequest,
+    checked_request,
+    require_checkpointable_table,
+    with_rule,
+)
 from reference_impl.write.publish import Publisher
 from reference_impl.write.result import CheckpointResult, FileRole, WrittenFile
 from reference_impl.write.rows import (
@@ -453,7 +458,7 @@ def _replay(spark: SparkSession, table: Table, version: int | None, options: Che
 
 
 def write_checkpoint(
-    table: str | os.PathLike[str] | Location | Table,
+    table: str | os.PathLike[str] | Location | Table | CheckpointRequest,
     version: int | None = None,
     options: CheckpointOptions | None = None,
     *,
@@ -463,13 +468,23 @@ def write_checkpoint(
     """Write a checkpoint of ``version`` (default: latest) of ``table``. See the module docs.
 
     ``table`` is a local path or a URI (``hdfs://``, ``s3://``, …); ``storage_options`` configure
-    its store, named as deltalake names them (:mod:`reference_impl.storage.options`).
+    its store, named as deltalake names them (:mod:`reference_impl.storage.options`). A
+    :class:`~reference_impl.write.preconditions.CheckpointRequest` (table and version checked already,
+    as ``delta-ckpt checkpoint`` does before it starts Spark) is not checked again; ``version`` is then
+    the request's.
     """
     options = options or CheckpointOptions()
     started = time.perf_counter()
     session = session_source(spark)
-    opened = require_checkpointable_table(table, storage_options, session=session)
-    check_preconditions(opened, version)
+    if isinstance(table, CheckpointRequest):
+        if version is not None and version != table.version:
+            raise ValueError(f"version {version} given with a request for version {table.version}")
+        request = table
+    else:
+        request = checked_request(
+            require_checkpointable_table(table, storage_options, session=session), version
+        )
+    opened, version = request.table, request.version
     try:
         return _write(session(), opened, version, options, started, reuse=True)
     except ReusedSidecarGone as gone:  # only an incremental checkpoint lists reused sidecars
