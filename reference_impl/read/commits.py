@@ -8,8 +8,11 @@ A table of a million files has hundreds of MiB of commit JSON but a handful of n
 Reading the commits twice with Spark's JSON source (once for the few non-file rows, once for the
 file actions) parses every line twice. Here:
 
-* :func:`read_commits` — the file actions: Spark's JSON source (``FAILFAST``, explicit schema),
-  each row tagged with its ``version`` and its position ``ord`` in the commit;
+* :func:`read_commits` — the file actions: Spark's JSON source (``FAILFAST``, explicit schema)
+  over exactly the listed commit files (:func:`~reference_impl.storage.listed_scan.listed_scan`: the
+  statuses from the listing of ``_delta_log``, no existence probe or listing per file — on S3 a
+  ``HEAD`` and a ``GET`` a commit instead of 3 ``HEAD``, a ``LIST`` and a ``GET``), each row tagged
+  with its ``version`` and its position ``ord`` in the commit;
 * :func:`non_file_rows` — the non-file actions: the driver reads the commit bytes through the
   table's storage and skips every line that *starts* with ``{"add":{`` or ``{"remove":{`` (a file
   action: the non-file pass never uses it, as before: a row whose ``add`` or ``remove`` is set is
@@ -42,6 +45,7 @@ from reference_impl.log.actions import FILE_ACTIONS, REPLAYED_NON_FILE
 from reference_impl.spark.jobs import spark_errors
 from reference_impl.spark.schemas import COMMIT_SCHEMA
 from reference_impl.storage import FileInfo, Location, Storage
+from reference_impl.storage.listed_scan import listed_scan
 from spec.table_state import drop_nulls
 
 if TYPE_CHECKING:
@@ -65,10 +69,11 @@ def read_commits(
     spark: SparkSession, storage: Storage, log_dir: Location, commits: Commits
 ) -> DataFrame | None:
     """All commit rows with ``version`` and ``ord`` (position within the version) columns."""
-    paths = [(log_dir / info.name).spark_uri() for _, info in commits]
-    if not paths:
+    if not commits:
         return None
-    raw = spark.read.schema(COMMIT_SCHEMA).option("mode", "FAILFAST").json(paths)
+    raw = listed_scan(
+        spark, log_dir, [info for _, info in commits], "json", COMMIT_SCHEMA, {"mode": "FAILFAST"}
+    )
     version = F.regexp_extract(F.col("_metadata.file_name"), r"^(\d+)\.json$", 1).cast("long")
     # monotonically_increasing_id follows file order within a partition; commit files are never split.
     return raw.select("*", version.alias("version"), F.monotonically_increasing_id().alias("ord"))

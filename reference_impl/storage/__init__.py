@@ -11,6 +11,7 @@ Modules, in the order a newcomer reads them:
 | :mod:`~reference_impl.storage.object_store` | :class:`~reference_impl.storage.object_store.ObjectStoreStorage`: ``s3://`` through obstore (conditional PUTs, batched deletes) |
 | :mod:`~reference_impl.storage.hadoop` | :class:`~reference_impl.storage.hadoop.HadoopStorage`: ``hdfs://`` through Hadoop's FileSystem API in the Spark session's JVM (temp file + rename) |
 | :mod:`~reference_impl.storage.ranges` | a seekable stream over a remote file read by byte ranges (Parquet footers) |
+| :mod:`~reference_impl.storage.listed_scan` | a Spark scan over files already listed (their statuses handed to Spark: no probe or listing per file) |
 | :mod:`~reference_impl.storage.connectors` | whether Spark has a Hadoop file system for a location (one clear error if not) |
 | :mod:`~reference_impl.storage.factory` | :func:`~reference_impl.storage.factory.storage_for`: the storage of a location, by URI scheme |
 | :mod:`~reference_impl.storage.class_archive` | not a table's files: the driver JVM's class archive in the local cache (where it is, whether a session maps it) |

@@ -21,7 +21,7 @@ from conformance.tables.builder import add, metadata, protocol, schema, schema_f
 from reference_impl.errors import CheckpointError
 from reference_impl.log.listing import list_log
 from reference_impl.log.naming import DELTA_LOG, commit_name
-from reference_impl.read.commits import non_file_rows
+from reference_impl.read.commits import non_file_rows, read_commits
 from reference_impl.read.snapshot import read_snapshot
 from reference_impl.spark.schemas import COMMIT_SCHEMA
 from reference_impl.storage import Location, storage_for
@@ -96,6 +96,33 @@ def test_driver_pass_equals_spark_json_source(spark: SparkSession, tmp_path: Pat
     assert ours == expected, f"{log}: driver pass {ours} != JSON source {expected}"
     kinds = [next(iter(action)) for _, action in ours]
     assert kinds.count("txn") == 4 and "domainMetadata" in kinds, f"{log}: test lines not all seen: {kinds}"
+
+
+def test_commit_scan_reads_exactly_the_listed_commits(spark: SparkSession, tmp_path: Path) -> None:
+    """The file-action scan (statuses from the listing, no probes of its own) gives the rows Spark's JSON
+    source gives for the listed commits — and none of a commit written after the listing."""
+    log = _write_log(tmp_path / "t", [_base_commit(), ODD_LINES])
+    storage, log_dir = storage_for(tmp_path / "t"), Location.parse(log)
+    listing = list_log(storage, log_dir)
+    expected_rows = (
+        spark.read.schema(COMMIT_SCHEMA)
+        .option("mode", "FAILFAST")
+        .json(sorted(str(p) for p in log.glob("*.json")))
+    )
+    expected = sorted(
+        (r["_metadata"]["file_name"], str(r["add"]), str(r["remove"]))
+        for r in expected_rows.select("_metadata", "add", "remove").collect()
+    )
+    (log / commit_name(2)).write_text(_line(add("late.parquet")) + "\n")  # after the listing
+    scanned = read_commits(spark, storage, log_dir, list(listing.commits.items()))
+    assert scanned is not None, f"{log}: no scan for {len(listing.commits)} commits"
+    rows = scanned.select("version", F.col("_metadata.file_name").alias("name"), "add", "remove").collect()
+    ours = sorted((r["name"], str(r["add"]), str(r["remove"])) for r in rows)
+    assert ours == expected, f"{log}: listed scan {ours} != JSON source {expected}"
+    versions = sorted({int(r["version"]) for r in rows})
+    assert versions == [0, 1], (
+        f"{log}: versions read {versions}, listed 0 and 1 ({commit_name(2)} came later)"
+    )
 
 
 @pytest.mark.parametrize(
