@@ -17,7 +17,7 @@ failure no task is still writing when the staging directory is removed.
    self-check compares those counts with the state before anything is published
    (:mod:`reference_impl.write.publish` then publishes them). The state's counts are either known
    before the write (a counted state) or :class:`ObservedCounts`: counted by the write job itself,
-   on its input before the shuffle, with ``DataFrame.observe``.
+   in its writing tasks (after the shuffle), with ``DataFrame.observe``.
 """
 
 from __future__ import annotations
@@ -70,12 +70,20 @@ class ActionCounts:
 class ObservedCounts:
     """Rows, ``add`` rows and ``remove`` rows of ``df`` as counted by the job that consumes :attr:`df`.
 
-    ``DataFrame.observe`` aggregates them in that job's tasks — no pass of its own. Observe the
-    state before it is partitioned for writing: the self-check then compares the files read back
-    with the reconciled state the job saw, and so still catches rows lost or duplicated by the
-    shuffle, the sort, the tasks (failed and retried attempts: Spark merges the metrics of
-    successful attempts only) or staging. (A stage re-run after a lost shuffle block could count
-    twice: the check then fails, and nothing is published.)
+    ``DataFrame.observe`` aggregates them in that job's tasks — no pass of its own. ``df`` is the
+    state as the write tasks receive it (partitioned and sorted): the observation then sits in the
+    job's result stage, whose metrics Spark merges once per partition — a retried, speculative or
+    zombie attempt of a partition already merged is not counted again, a failed attempt never
+    (Spark 4.2 ``DAGScheduler.handleTaskCompletion``, DAGScheduler.scala:2239-2240; failed tasks
+    report only ``countFailedValues`` accumulators, Task.scala:219). Before the shuffle, in a
+    shuffle-map stage, every successful attempt is merged (DAGScheduler.scala:2245): a map stage
+    re-run after a lost shuffle output counted the state twice, and the self-check failed on a
+    correct checkpoint (``test_crash_points.py``, a lost shuffle output). delta-spark counts its
+    checkpoint's files at the same place, after its ``repartition`` (Checkpoints.scala:738-743 in
+    4.4.0). The self-check thus compares the files read back with the rows the write tasks
+    wrote: it catches rows lost or duplicated by the tasks and their attempts, the output
+    committer or staging; the shuffle before it is hash partitioning by path, whose re-run yields
+    the same rows.
 
     The first job that consumes :attr:`df` reports the metrics; later jobs (a multi-part
     checkpoint's empty-part file, ``df.limit(0)``) do not replace them. Spark reports none when

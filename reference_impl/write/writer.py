@@ -19,7 +19,8 @@ Usage::
 3. shape the state as checkpoint rows (:mod:`~reference_impl.write.rows`): counted once when the
    write needs the counts first (an incremental state, ``--actions-per-sidecar``, V2 without
    sidecars, whose top-level file records ``numOfAddFiles``), else lazy — then one Spark job
-   replays, reconciles, shapes, counts (``DataFrame.observe``) and writes the state, and sidecars
+   replays, reconciles, shapes, writes and counts the state (``DataFrame.observe`` in the writing
+   tasks, :class:`~reference_impl.write.staging.ObservedCounts`), and sidecars
    are sized from the bytes of the log replayed (:func:`~reference_impl.write.sizing.log_estimate`);
 4. stage parts or sidecars with Spark's executors and **read them back**: the add/remove/row counts
    must equal the state's (:mod:`~reference_impl.write.staging`);
@@ -183,14 +184,14 @@ class _Writer:
         rows) in ``num`` partitions, checked against the state's counts: known before the write (a
         counted state) or observed by the write job itself, which then counts the state
         (:class:`ObservedCounts`, :meth:`CheckpointRows.count_from`)."""
+        df = self._partitioned(rows, num)
         expect: ActionCounts | ObservedCounts
         if state.counted:
             known = state.to_write()
             expect = ActionCounts(known.rows + non_file_rows, known.adds, known.removes)
-        else:
-            expect = ObservedCounts(rows)
-            rows = expect.df
-        df = self._partitioned(rows, num)
+        else:  # observed in the write tasks, after the shuffle (see ObservedCounts)
+            expect = ObservedCounts(df)
+            df = expect.df
         staged, counts = self._stage_verified(
             df, label, num=num, fill_empty=fill_empty, fmt="parquet", expect=expect
         )

@@ -11,6 +11,7 @@ such hooks. Directives (:func:`parse_fault_plan`, comma-separated):
 | ``raise:<point>`` | :class:`InjectedFault` is raised at ``<point>`` (cleanup runs) |
 | ``pause:<point>`` | at ``<point>``, ``PAUSED <point>`` is printed on stderr and the process waits for a line on stdin (then goes on; at end of input it exits with status 86) — the test kills it there with SIGKILL, or lets it go on (:mod:`tests.support.cli_runs`) |
 | ``fail-task:<partition>:<attempts>`` | the Spark task writing ``<partition>`` fails on its first ``<attempts>`` attempts |
+| ``lose-shuffle`` | the first write task to meet a row deletes the map output of the shuffle it reads and fails, once (local master only): its retry meets a fetch failure, and Spark runs the shuffle-map stage again |
 
 ``<point>`` is a :class:`~reference_impl.hooks.PublicationPoint` value, with ``:<k>`` for the
 counted ones: ``staged``, ``sidecar:<k>``, ``sidecars``, ``top-level``, ``cleanup:planned``,
@@ -20,7 +21,9 @@ counted ones: ``staged``, ``sidecar:<k>``, ``sidecars``, ``top-level``, ``cleanu
 from __future__ import annotations
 
 import os
+import re
 import sys
+import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -45,6 +48,7 @@ class FaultPlan:
     raise_at: frozenset[str] = frozenset()
     pause_at: frozenset[str] = frozenset()
     failing_tasks: tuple[tuple[int, int], ...] = field(default=())  # (partition, failing attempts)
+    lose_shuffle: bool = False
 
     def reached(self, point: PublicationPoint, count: int | None = None) -> None:
         label = str(point) if count is None else f"{point}:{count}"
@@ -58,11 +62,13 @@ class FaultPlan:
                 os._exit(CRASH_EXIT_STATUS)
 
     def prepare(self, df: DataFrame) -> DataFrame:
-        return df.where(task_fault_filter(self)) if self.failing_tasks else df
+        if not (self.failing_tasks or self.lose_shuffle):
+            return df
+        return df.where(task_fault_filter(self, shuffle_dirs(df) if self.lose_shuffle else ()))
 
 
 def parse_fault_plan(text: str) -> FaultPlan:
-    crash, raise_, pause, tasks = set(), set(), set(), []
+    crash, raise_, pause, tasks, lose = set(), set(), set(), [], False
     for item in (t.strip() for t in text.split(",")):
         if not item:
             continue
@@ -76,13 +82,43 @@ def parse_fault_plan(text: str) -> FaultPlan:
         elif kind == "fail-task":
             partition, _, attempts = rest.partition(":")
             tasks.append((int(partition), int(attempts or "1")))
+        elif kind == "lose-shuffle" and not rest:
+            lose = True
         else:
             raise ValueError(f"unknown fault directive {item!r}")
-    return FaultPlan(frozenset(crash), frozenset(raise_), frozenset(pause), tuple(tasks))
+    return FaultPlan(frozenset(crash), frozenset(raise_), frozenset(pause), tuple(tasks), lose)
 
 
-def task_fault_filter(plan: FaultPlan) -> Column:
-    """A Spark filter column that fails the listed tasks on their first attempts (else passes all rows).
+def shuffle_dirs(df: DataFrame) -> tuple[str, ...]:
+    """The local directories where the (local-master) Spark session of ``df`` keeps shuffle files."""
+    env = df.sparkSession.sparkContext._jvm.org.apache.spark.SparkEnv.get()  # type: ignore[union-attr]
+    return tuple(str(d) for d in env.blockManager().diskBlockManager().localDirs())
+
+
+def lose_newest_shuffle(dirs: tuple[str, ...]) -> int:
+    """Delete the index files of the newest shuffle's map outputs in ``dirs``; returns its shuffle id.
+
+    Called in a task that reads that shuffle: a later read of it meets a fetch failure, and Spark's
+    scheduler runs the shuffle-map stage that wrote it again.
+    """
+    found: list[tuple[int, str]] = []
+    for directory in dirs:
+        for root, _, names in os.walk(directory):
+            found += [(int(m.group(1)), os.path.join(root, n)) for n in names if (m := _INDEX.match(n))]
+    newest = max(shuffle for shuffle, _ in found)
+    for shuffle, path in found:
+        if shuffle == newest:
+            os.remove(path)
+    return newest
+
+
+_INDEX = re.compile(r"^shuffle_(\d+)_(\d+)_0\.index$")
+
+
+def task_fault_filter(plan: FaultPlan, dirs: tuple[str, ...] = ()) -> Column:
+    """A Spark filter column that fails the listed tasks on their first attempts (else passes all rows);
+    with ``dirs`` (:func:`shuffle_dirs`), the first task to meet a row — one, claimed by creating a
+    marker file — loses the shuffle output it reads (:func:`lose_newest_shuffle`) and fails.
 
     A Python UDF, so the failure happens inside the write task (after the shuffle), where Spark's
     task-retry and output-commit protocol apply.
@@ -90,6 +126,7 @@ def task_fault_filter(plan: FaultPlan) -> Column:
     from pyspark.sql import functions as F
 
     failing = dict(plan.failing_tasks)
+    marker = os.path.join(dirs[0], f"delta-ckpt-lose-shuffle-{uuid.uuid4()}") if dirs else None
 
     def keep() -> bool:
         from pyspark import TaskContext
@@ -97,8 +134,19 @@ def task_fault_filter(plan: FaultPlan) -> Column:
         ctx = TaskContext.get()
         if ctx is not None and ctx.attemptNumber() < failing.get(ctx.partitionId(), 0):
             raise InjectedFault(f"injected failure of task {ctx.partitionId()} attempt {ctx.attemptNumber()}")
+        if marker is not None and _claim(marker):
+            raise InjectedFault(f"injected loss of the map output of shuffle {lose_newest_shuffle(dirs)}")
         return True
 
     # useArrow=False: an Arrow-optimised UDF needs pandas (not a dependency); Spark 4 enables it by default.
     column: Column = F.udf(keep, "boolean", useArrow=False).asNondeterministic()()
     return column
+
+
+def _claim(marker: str) -> bool:
+    """True for the one caller that creates ``marker``."""
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True

@@ -28,7 +28,9 @@ time:
 
 Task retries run in-process (the session is ``local[2,2]``: one retry per task): a sidecar-writing
 task that fails on its first attempt and is retried leaves a checkpoint that references only
-complete, verified files; a task that fails on every attempt leaves nothing published.
+complete, verified files; a shuffle-map stage run again after a lost shuffle output does not make
+the one-pass write count its state twice; a task that fails on every attempt leaves nothing
+published.
 """
 
 from __future__ import annotations
@@ -377,6 +379,44 @@ def test_retried_sidecar_task_leaves_only_complete_files(
         rows=None,
         context="after a retried task",
     )
+
+
+@pytest.mark.spark
+@pytest.mark.delta_spark
+@pytest.mark.requirement("CKPT-WRITE-005")
+def test_lost_shuffle_output_rerun_counts_once(base: Base, delta_spark: SparkSession, tmp_path: Path) -> None:
+    """A shuffle-map stage that runs again (its output lost) does not make the one-pass write count twice.
+
+    The write of a V2 checkpoint with default sizing counts its state as it writes it
+    (``ObservedCounts``). One write task deletes the map output it reads and fails; its retry
+    meets a fetch failure, and Spark runs the shuffle-map stage again. Counted in that stage, every
+    row was counted twice and the self-check failed (``SELF_CHECK_FAILED``) on a correct checkpoint.
+
+    Spec: CKPT-WRITE-005
+    "Before publishing a checkpoint, a writer MUST verify that the number of `add` rows it wrote
+    equals the number of live files of the version and that every sidecar it references exists
+    with the length recorded in its `sidecar` action …"
+    """
+    table = _copy(base, tmp_path)
+    group = f"lose-shuffle-{tmp_path.name}"
+    delta_spark.sparkContext.setJobGroup(group, "writer test: a lost shuffle output")
+    try:
+        result = write_checkpoint(
+            table, options=CheckpointOptions(spec="v2", hooks=FaultPlan(lose_shuffle=True)), spark=delta_spark
+        )
+        stages = job_group_stages(delta_spark.sparkContext, group)
+    finally:
+        delta_spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+    rerun = sorted({s.stageId for s in stages if s.currentAttemptId > 0})
+    assert rerun, f"{table}: no stage ran a second attempt, so the lost shuffle output was not exercised"
+    assert (result.num_add_files, result.num_remove_files) == (
+        len(base.state.files),
+        len(base.state.tombstones),
+    ), (
+        f"{table}: counted {result.num_add_files} adds / {result.num_remove_files} removes after stages {rerun} "
+        f"ran again; the state has {len(base.state.files)} / {len(base.state.tombstones)}"
+    )
+    _verify_referenced(table, result, base.state)
 
 
 @pytest.mark.spark
