@@ -27,6 +27,8 @@ from spec.vocabulary import LogFileKind, TopLevelFormat
 
 LAST_CHECKPOINT = "_last_checkpoint"
 SIDECAR_DIR = "_sidecars"
+#: A sidecar's name-set file is ``<sidecar name>`` + this (``CKPT-INC-007``).
+NAME_SET_SUFFIX = ".names"
 DELTA_LOG = "_delta_log"
 #: The reference writer's hidden staging directory in ``_delta_log``: this prefix and a UUID (spec §19.4).
 STAGING_PREFIX = ".delta-ckpt-staging-"
@@ -142,6 +144,18 @@ def checksum_owner(hidden: str) -> str | None:
     """The file a Hadoop checksum ``.<name>.crc`` belongs to (``None``: not such a checksum)."""
     if hidden.startswith(".") and hidden.endswith(".crc") and len(hidden) > 5:
         return hidden[1:-4]
+    return None
+
+
+def name_set_name(sidecar: str) -> str:
+    """The name-set file of the sidecar ``sidecar`` (``CKPT-INC-007``, :mod:`reference_impl.write.name_sets`)."""
+    return f"{sidecar}{NAME_SET_SUFFIX}"
+
+
+def name_set_owner(name: str) -> str | None:
+    """The sidecar a name-set file ``<sidecar>.names`` belongs to (``None``: not such a name)."""
+    if name.endswith(NAME_SET_SUFFIX) and len(name) > len(NAME_SET_SUFFIX) and not name.startswith("."):
+        return name[: -len(NAME_SET_SUFFIX)]
     return None
 
 

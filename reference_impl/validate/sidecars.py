@@ -16,7 +16,7 @@ from typing import Any
 
 from reference_impl.errors import CheckpointError
 from reference_impl.log.listing import CheckpointInstance
-from reference_impl.log.naming import SIDECAR_DIR
+from reference_impl.log.naming import SIDECAR_DIR, name_set_owner
 from reference_impl.read.sidecars import reference_names
 from reference_impl.validate.content import file_findings
 from reference_impl.validate.context import SidecarReference, TableView, log_path, sidecar_path
@@ -164,7 +164,8 @@ def _one_schema(summaries: list[FileSummary], where: str) -> Iterator[Finding]:
 
 
 def check_orphan_sidecars(view: TableView) -> Iterator[Finding]:
-    """Files in ``_sidecars/`` that no complete checkpoint references (what cleanup should collect)."""
+    """Files in ``_sidecars/`` that no complete checkpoint references (what cleanup should collect), but
+    not the name set of a referenced sidecar."""
     referenced: set[str] = set()
     for instance in view.listing.checkpoints:
         if view.unreadable(instance):
@@ -178,7 +179,8 @@ def check_orphan_sidecars(view: TableView) -> Iterator[Finding]:
             )
             referenced |= names
     for info in view.sidecar_files:
-        if info.name.startswith(".") or info.name in referenced:
+        # a referenced sidecar's name set (CKPT-INC-007) is needed while its sidecar may be listed again
+        if info.name.startswith(".") or info.name in referenced or name_set_owner(info.name) in referenced:
             continue
         yield Finding(
             "SIDE",

@@ -8,6 +8,8 @@ Modules, in pipeline order:
 | :mod:`~reference_impl.write.options` | :class:`~reference_impl.write.options.CheckpointOptions` and the resolved, validated :class:`~reference_impl.write.options.CheckpointPlan` |
 | :mod:`~reference_impl.write.rows` | the state shaped as checkpoint rows (``dataChange`` false, stats as planned), in a deterministic order |
 | :mod:`~reference_impl.write.staging` | Spark's executors write files into hidden staging; the driver reads them back and counts |
+| :mod:`~reference_impl.write.incremental` | ``--incremental``: which base sidecars are listed again, the rows to write |
+| :mod:`~reference_impl.write.name_sets` | a sidecar's name set (hashes of its canonical names, a file beside it), built in the read-back, probed by the next incremental write |
 | :mod:`~reference_impl.write.publish` | create-if-absent publication, the sidecar re-check |
 | :mod:`~reference_impl.write.hint` | the ``_last_checkpoint`` document, and writing it (never over a newer one) |
 | :mod:`~reference_impl.write.result` | :class:`~reference_impl.write.result.CheckpointResult`: what was written |

@@ -34,15 +34,20 @@ of every checkpoint written with ``incremental``:
 
 Every ``sidecar`` action it writes records in its ``tags`` (``CKPT-INC-006``, :func:`sidecar_tags`)
 the file's ``add`` and ``remove`` rows and its oldest tombstone, taken from the read-back of the
-staged file (a reused sidecar's are copied): the next writer counts and expires base sidecars from
+staged file, and its name set's count and digest (``CKPT-INC-007``; a reused sidecar's tags are
+copied): the next writer counts and expires base sidecars from
 these tags, reading no row, and writes in full when a base sidecar has none, or when the footer of
 one that could be listed again disagrees with them (:func:`_footer_agrees`: row count, null counts
-and the smallest ``deletionTimestamp`` from the row groups' statistics, no Spark job). Only the base sidecars
-that could be listed again are read, and only their ``add.path`` and ``remove.path`` (one Spark
-job, :func:`_touched_sidecars`), to find those that may hold a file the commits touch: a row whose
-last path segment (:func:`~reference_impl.spark.columns.canonical_name`) a touched file shares
-marks its sidecar — a superset, never a miss, since a re-add of a path the base holds supersedes
-it and must rewrite that sidecar; the rows of the sidecars rewritten are then compared by identity.
+and the smallest ``deletionTimestamp`` from the row groups' statistics, no Spark job). The base
+sidecars that could be listed again are searched for a file the commits touch
+(:func:`_touched_sidecars`): a row whose last path segment
+(:func:`~reference_impl.spark.columns.canonical_name`) a touched file shares marks its sidecar — a
+superset, never a miss, since a re-add of a path the base holds supersedes it and must rewrite that
+sidecar; the rows of the sidecars rewritten are then compared by identity. A sidecar with a usable
+**name set** (``CKPT-INC-007``/``-008``, :mod:`~reference_impl.write.name_sets`: the hashes of its
+rows' canonical names, in a file beside it, built in the read-back of every sidecar this writer
+stages) is searched on the driver, no row read; the others are read, only their ``add.path`` and
+``remove.path`` (one Spark job).
 The rows written are read back as any sidecar's. The writer re-checks every reused sidecar before
 and after it publishes the top-level file (``CKPT-INC-005``, :mod:`~reference_impl.write.writer`).
 """
@@ -62,7 +67,9 @@ from reference_impl.read.commits import read_commits
 from reference_impl.read.sidecars import ResolvedSidecar
 from reference_impl.read.snapshot import file_identity, reconcile_commits, unexpired
 from reference_impl.spark.columns import canonical_name
+from reference_impl.write import name_sets
 from reference_impl.write.hint import schema_json
+from reference_impl.write.name_sets import NAME_SET_TAG
 from reference_impl.write.result import FileRole, WrittenFile
 from reference_impl.write.rows import PartialState
 from reference_impl.write.sizing import small_rows
@@ -72,6 +79,7 @@ if TYPE_CHECKING:
 
     from reference_impl.read.snapshot import Snapshot
     from reference_impl.storage import Location, Storage
+    from reference_impl.write.staging import ActionCounts
 
 ADDS_TAG = "delta-ckpt.numAdds"
 REMOVES_TAG = "delta-ckpt.numRemoves"
@@ -102,7 +110,19 @@ def sidecar_tags(sidecar: WrittenFile) -> dict[str, str]:
     tags = {ADDS_TAG: str(sidecar.adds), REMOVES_TAG: str(sidecar.removes)}
     if sidecar.oldest_tombstone is not None:
         tags[OLDEST_TAG] = str(sidecar.oldest_tombstone)
+    if sidecar.name_set is not None:
+        tags[NAME_SET_TAG] = sidecar.name_set
     return tags
+
+
+def with_name_set(
+    storage: Storage, log_dir: Location, sidecar: WrittenFile, counts: ActionCounts, mtime_ms: int | None
+) -> WrittenFile:
+    """``sidecar``, just published, with the name set its read-back collected written next to it
+    (``CKPT-INC-007``, :mod:`~reference_impl.write.name_sets`); unchanged when a row's name could not be told."""
+    if counts.names is None:
+        return sidecar
+    return replace(sidecar, name_set=name_sets.write(storage, log_dir / sidecar.name, counts.names, mtime_ms))
 
 
 def reuse_cutoff(now_ms: int, log_retention_ms: int) -> int:
@@ -140,7 +160,14 @@ class BaseSidecar:
             self.removes,
             kept_existing=True,
             oldest_tombstone=self.oldest_tombstone,
+            name_set=self.name_set_tag,
         )
+
+    @property
+    def name_set_tag(self) -> str | None:
+        """The name-set tag the base's ``sidecar`` action records (``CKPT-INC-007``), copied when listed again."""
+        tag = (self.resolved.action.get("tags") or {}).get(NAME_SET_TAG)
+        return tag if isinstance(tag, str) else None
 
 
 @dataclass(frozen=True)
@@ -149,14 +176,19 @@ class Decision:
 
     reused: list[BaseSidecar]
     rewritten: dict[str, str]  # sidecar name -> reason: empty, touched, expired, aged, compacted
+    #: Base sidecars searched for touched files, and how many of them were read (no usable name set).
+    searched: int = 0
+    read: int = 0
 
     def note(self) -> str:
         reasons: dict[str, int] = {}
         for reason in self.rewritten.values():
             reasons[reason] = reasons.get(reason, 0) + 1
         why = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items()))
-        return f"incremental: {len(self.reused)} sidecar(s) reused, {len(self.rewritten)} rewritten" + (
-            f" ({why})" if why else ""
+        return (
+            f"incremental: {len(self.reused)} sidecar(s) reused, {len(self.rewritten)} rewritten"
+            + (f" ({why})" if why else "")
+            + f"; {self.searched} searched for touched files, {self.read} of them read (no usable name set)"
         )
 
 
@@ -218,6 +250,7 @@ def plan_partial(
         return f"the base's sidecar {disagreeing} holds other counts than its tags record (CKPT-INC-006)"
     commits = read_commits(spark, snap.storage, snap.listing.log_dir, snap.segment.commits)
     hit: set[str] = set()
+    read = 0
     if commits is None:
         changed = snap.state_df.limit(0)
         touched = spark.createDataFrame([], "_path string, _dv string")
@@ -226,9 +259,11 @@ def plan_partial(
         touched = commits.where(F.col("add").isNotNull() | F.col("remove").isNotNull()).select(
             *file_identity(snap.table)
         )
-        hit = _touched_sidecars(spark, [c.resolved.path.spark_uri() for c in candidates], touched)
+        hit, read = _touched_sidecars(spark, snap.storage, candidates, touched)
     scanned = [replace(r, touched=r.resolved.name in hit) for r in counted]
-    decision = decide(scanned, cutoff, reuse_after, small, max_small)
+    decision = replace(
+        decide(scanned, cutoff, reuse_after, small, max_small), searched=len(candidates), read=read
+    )
     if not decision.reused:
         return "no sidecar of the base can be listed again"
     carried = None
@@ -308,15 +343,30 @@ _PATHS = T.StructType(
 )
 
 
-def _touched_sidecars(spark: SparkSession, uris: list[str], touched: DataFrame) -> set[str]:
+def _touched_sidecars(
+    spark: SparkSession, storage: Storage, sidecars: list[BaseSidecar], touched: DataFrame
+) -> tuple[set[str], int]:
     """Names of the base sidecars that may hold a touched identity: a row whose canonical name
     (:func:`~reference_impl.spark.columns.canonical_name`) a touched file shares, or that has none.
     A superset of the sidecars that hold one (rewriting a sidecar is always safe: its rows are then
-    compared by identity, :func:`_with_hits`). One Spark job reading only ``add.path`` and
-    ``remove.path``, the touched names broadcast."""
-    maybe, candidate = _maybe_touched(_keyed(spark, uris, _PATHS), touched)
-    spark.sparkContext.setJobDescription(f"delta-ckpt: find touched files in {len(uris)} base sidecar(s)")
-    return {r["_name"] for r in maybe.where(candidate).select("_name").collect()}
+    compared by identity, :func:`_with_hits`). A sidecar with a usable name set
+    (:func:`~reference_impl.write.name_sets.load`, ``CKPT-INC-008``) is answered from it and the
+    touched names' hashes (one Spark job, reading the commits); the others are read, only
+    ``add.path`` and ``remove.path``, the touched names broadcast (one Spark job). Also returns how
+    many sidecars were read."""
+    spark.sparkContext.setJobDescription(f"delta-ckpt: find touched files in {len(sidecars)} base sidecar(s)")
+    sets = {s.resolved.name: name_sets.load(storage, s.resolved.path, s.name_set_tag) for s in sidecars}
+    hit: set[str] = set()
+    if any(found is not None for found in sets.values()):
+        probes = name_sets.touched_hashes(touched)
+        hit = {
+            name for name, found in sets.items() if found is not None and name_sets.may_hold(found, probes)
+        }
+    unread = [s.resolved.path.spark_uri() for s in sidecars if sets[s.resolved.name] is None]
+    if unread:
+        maybe, candidate = _maybe_touched(_keyed(spark, unread, _PATHS), touched)
+        hit |= {r["_name"] for r in maybe.where(candidate).select("_name").collect()}
+    return hit, len(unread)
 
 
 def _keyed(spark: SparkSession, uris: list[str], schema: T.StructType, *columns: str) -> DataFrame:

@@ -35,6 +35,9 @@ class WrittenFile:
     kept_existing: bool = False
     #: Sidecars: the least ``remove.deletionTimestamp`` in the file (None: no tombstone has one).
     oldest_tombstone: int | None = None
+    #: Sidecars of an incremental checkpoint: the tag value of the file's name set (None: it has none;
+    #: :mod:`~reference_impl.write.name_sets`).
+    name_set: str | None = None
 
     @property
     def base_name(self) -> str:

@@ -57,6 +57,9 @@ class ActionCounts:
     removes: int
     #: The least ``remove.deletionTimestamp`` (None: no tombstone has one); not part of equality.
     oldest_tombstone: int | None = field(default=None, compare=False)
+    #: The rows' name hashes when asked for (:mod:`~reference_impl.write.name_sets`); None: not asked
+    #: for, or a row's name cannot be told. Not part of equality.
+    names: list[int] | None = field(default=None, compare=False)
 
     @staticmethod
     def total(counts: dict[str, ActionCounts]) -> ActionCounts:
@@ -197,8 +200,10 @@ def _empty_file(
     return files[0].path
 
 
-def read_back_counts(df: DataFrame) -> dict[str, ActionCounts]:
-    """Per file (by name): rows, ``add`` rows, ``remove`` rows and oldest tombstone of ``df`` as read back from disk."""
+def read_back_counts(df: DataFrame, names: Column | None = None) -> dict[str, ActionCounts]:
+    """Per file (by name): rows, ``add`` rows, ``remove`` rows and oldest tombstone of ``df`` as read back
+    from disk; with ``names`` (a per-row hash, null when unknown), also the distinct hashes of the file's
+    rows, in the same aggregation (:func:`~reference_impl.write.name_sets.row_name_hash`)."""
     add_flag = F.col("add").isNotNull() if "add" in df.columns else F.lit(False)
     remove_flag = F.col("remove").isNotNull() if "remove" in df.columns else F.lit(False)
     # A tombstone without a deletion time counts as deleted at 0, as the state's expiry has it (``unexpired``).
@@ -214,6 +219,11 @@ def read_back_counts(df: DataFrame) -> dict[str, ActionCounts]:
             F.sum(F.when(add_flag, 1).otherwise(0)).alias("adds"),
             F.sum(F.when(remove_flag, 1).otherwise(0)).alias("removes"),
             F.min(deleted).alias("oldest"),
+            *(
+                []
+                if names is None
+                else [F.collect_set(names).alias("names"), F.count_if(names.isNull()).alias("unnamed")]
+            ),
         )
         .collect()
     )
@@ -223,6 +233,7 @@ def read_back_counts(df: DataFrame) -> dict[str, ActionCounts]:
             int(r["adds"] or 0),
             int(r["removes"] or 0),
             None if r["oldest"] is None else int(r["oldest"]),
+            None if names is None or r["unnamed"] else list(r["names"]),
         )
         for r in rows
     }

@@ -76,7 +76,8 @@ from reference_impl.spark.schemas import ACTION_STRUCTS
 from reference_impl.spark.session import session_source
 from reference_impl.storage import Location, SessionSource
 from reference_impl.write.hint import last_checkpoint_document, schema_json, write_hint
-from reference_impl.write.incremental import layout_tags, plan_partial, sidecar_tags
+from reference_impl.write.incremental import layout_tags, plan_partial, sidecar_tags, with_name_set
+from reference_impl.write.name_sets import row_name_hash
 from reference_impl.write.options import CheckpointOptions, CheckpointPlan, resolve_plan
 from reference_impl.write.preconditions import (
     CheckpointRequest,
@@ -205,7 +206,7 @@ class _Writer:
         uris = [s.path.spark_uri() for s in staged]
         reader = self.spark.read.schema(schema)
         df = reader.parquet(*uris) if fmt == "parquet" else reader.json(uris)
-        counts = read_back_counts(df)
+        counts = read_back_counts(df, row_name_hash() if self.plan.incremental else None)
         return {s.path.name: counts.get(s.path.name, ActionCounts(0, 0, 0)) for s in staged}
 
     # -- V1 ------------------------------------------------------------------------------------
@@ -260,11 +261,18 @@ class _Writer:
             for index, item in enumerate(staged, start=1):
                 token = self.options.uuid_factory()
                 name = f"{SIDECAR_DIR}/{sidecar_name(self.version, item.partition + 1, num, token)}"
-                written.append(
-                    self.publisher.publish(
-                        item.path, name, FileRole.SIDECAR, counts[item.path.name], unique_name=True
-                    )
+                published = self.publisher.publish(
+                    item.path, name, FileRole.SIDECAR, counts[item.path.name], unique_name=True
                 )
+                if self.plan.incremental:
+                    published = with_name_set(
+                        self.storage,
+                        self.log_dir,
+                        published,
+                        counts[item.path.name],
+                        self.options.file_time_ms,
+                    )
+                written.append(published)
                 self.hooks.reached(PublicationPoint.SIDECAR_PUBLISHED, index)
         self.hooks.reached(PublicationPoint.SIDECARS_PUBLISHED)
         self.publisher.verify_sidecars(written)

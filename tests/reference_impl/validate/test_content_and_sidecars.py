@@ -144,6 +144,26 @@ def test_one_damage_one_finding(
     assert report.exit_status == (1 if "MUST" in rules(report).values() else 0), describe(report)
 
 
+@pytest.mark.requirement("CKPT-CLEAN-017", "CKPT-INC-007")
+def test_the_name_set_of_a_referenced_sidecar_is_no_orphan(tmp_path: Path) -> None:
+    """Spec: CKPT-CLEAN-017
+    "A cleaner SHOULD delete every file in `_delta_log/_sidecars/` that no remaining checkpoint
+    references and whose modification time is before the sidecar cutoff."
+
+    Spec: CKPT-INC-007
+    "A writer that records a name set for a sidecar file in its `sidecar` action's tags … MUST write
+    it … as the file `<sidecar file name>.names` in the sidecar's directory …"
+
+    A name set beside a listed sidecar is not reported as unreferenced; one whose sidecar no
+    checkpoint lists is."""
+    table = copy_fixture(JSON_V2, tmp_path)
+    listed = _sidecar_names(table)[0]
+    (table / SIDECARS / f"{listed}.names").write_bytes(b"DCKNSET1")
+    (table / SIDECARS / "gone.parquet.names").write_bytes(b"DCKNSET1")
+    orphans = [f.file for f in validate(table).findings if f.rule == "CKPT-CLEAN-017"]
+    assert orphans == ["_delta_log/_sidecars/gone.parquet.names"], f"{table}: orphans reported {orphans}"
+
+
 def test_a_refused_reference_still_keeps_its_file_from_being_an_orphan(tmp_path: Path) -> None:
     """'_sidecars/<name>' is refused (SIDECAR_PATH_INVALID), but <name> is not reported as unreferenced."""
     report = validate(copy_fixture("invalid_sidecar_path_with_directory", tmp_path))

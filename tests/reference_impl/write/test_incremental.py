@@ -14,6 +14,7 @@ state too.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from dataclasses import replace
@@ -21,8 +22,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import numpy as np
 import pytest
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from conformance.adapters.deltalake import deltalake_state
 from conformance.compare import assert_states_equal, unavailable_fields
@@ -40,10 +43,12 @@ from conformance.tables.builder import (
     write_log,
 )
 from reference_impl.hooks import NO_HOOKS, Hooks, PublicationPoint
+from reference_impl.progress import Progress, silent
 from reference_impl.read.sidecars import ResolvedSidecar
 from reference_impl.read.snapshot import read_snapshot
 from reference_impl.storage import Location
 from reference_impl.storage.local import LocalStorage
+from reference_impl.write import name_sets
 from reference_impl.write.incremental import (
     ADDS_TAG,
     LAYOUT,
@@ -57,7 +62,7 @@ from reference_impl.write.incremental import (
     reuse_cutoff,
 )
 from reference_impl.write.options import CheckpointOptions
-from reference_impl.write.result import CheckpointResult
+from reference_impl.write.result import CheckpointResult, WrittenFile
 from reference_impl.write.writer import write_checkpoint
 from spec.table_state import TableState
 from spec.vocabulary import CheckpointSpec
@@ -94,6 +99,7 @@ def _write(
     spark: SparkSession,
     per_sidecar: int = PER_SIDECAR,
     hooks: Hooks = NO_HOOKS,
+    progress: Progress | None = None,
 ) -> CheckpointResult:
     options = CheckpointOptions(
         spec=CheckpointSpec.V2,
@@ -102,6 +108,7 @@ def _write(
         now_ms=now_ms,
         file_time_ms=now_ms,  # the reuse age (CKPT-INC-004) compares sidecar times with the clock
         hooks=hooks,
+        progress=progress or silent(),
     )
     return write_checkpoint(table, version, options, spark=spark)
 
@@ -210,10 +217,12 @@ def _sidecar_files(table: Path) -> set[str]:
     return {p.name for p in folder.iterdir() if p.suffix == ".parquet"} if folder.is_dir() else set()
 
 
-def _step(table: Path, version: int, spark: SparkSession) -> tuple[CheckpointResult, set[str]]:
+def _step(
+    table: Path, version: int, spark: SparkSession, progress: Progress | None = None
+) -> tuple[CheckpointResult, set[str]]:
     """An incremental checkpoint of ``version`` and the sidecar files it added to ``_sidecars``."""
     before = _sidecar_files(table)
-    result = _write(table, version, NOW_A, spark, per_sidecar=8)
+    result = _write(table, version, NOW_A, spark, per_sidecar=8, progress=progress)
     added = _sidecar_files(table) - before
     new = {s.base_name for s in result.sidecars if not s.kept_existing}
     assert added == new, (
@@ -223,11 +232,14 @@ def _step(table: Path, version: int, spark: SparkSession) -> tuple[CheckpointRes
 
 
 @pytest.mark.spark
-@pytest.mark.requirement("CKPT-INC-003", "CKPT-INC-002")
-def test_incremental_checkpoint_writes_only_what_changed(spark: SparkSession, tmp_path: Path) -> None:
+@pytest.mark.requirement("CKPT-INC-003", "CKPT-INC-002", "CKPT-INC-007", "CKPT-INC-008")
+def test_incremental_checkpoint_writes_only_what_changed(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """16 files (A: two sidecars of 8), then: an append (B writes one sidecar with the new file and
-    rewrites no old one), a remove (C rewrites only the sidecar holding the file); C's sidecars hold
-    each file the commits leave once.
+    rewrites no old one, deciding from the name sets alone), a remove (C rewrites only the sidecar
+    holding the file, although its name set was damaged: it reads that one); C's sidecars hold each
+    file the commits leave once.
 
     Spec: CKPT-INC-003
     "A writer that lists sidecars of an earlier checkpoint SHOULD record in the new checkpoint's
@@ -237,6 +249,16 @@ def test_incremental_checkpoint_writes_only_what_changed(spark: SparkSession, tm
     "A writer MUST list a sidecar file written for an earlier checkpoint only when, for every logical
     file that has an action in that sidecar, the action is the one the new checkpoint's state holds
     for that file …"
+
+    Spec: CKPT-INC-007
+    "A writer that records a name set for a sidecar file in its `sidecar` action's tags … MUST write
+    it, before it publishes the top-level file, as the file `<sidecar file name>.names` in the
+    sidecar's directory, holding the hash of the canonical name of every `add` and `remove` row of
+    that sidecar …"
+
+    Spec: CKPT-INC-008
+    "A writer MUST NOT conclude from a name set that a sidecar file holds no file touched by the
+    commits after its checkpoint unless the name-set file exists and has the digest the tag records …"
     """
     table_schema = schema(schema_field("v", "long"))
     table = write_log(
@@ -246,11 +268,17 @@ def test_incremental_checkpoint_writes_only_what_changed(spark: SparkSession, tm
             [commit_info(), *[add(f"f-{i:02d}.parquet", size=100 + i) for i in range(16)]],
         ],
     )
-    _, a_new = _step(table, 1, spark)
+    a, a_new = _step(table, 1, spark)
     assert len(a_new) == 2, f"{table}: A's sidecars {sorted(a_new)}"
+    for sidecar in a.sidecars:
+        _assert_name_set(spark, table, sidecar)
 
     write_commit(table, 2, [commit_info(), add("new-1.parquet", size=900)])
-    b, b_new = _step(table, 2, spark)
+    capsys.readouterr()
+    b, b_new = _step(table, 2, spark, Progress(prefix="B"))
+    assert "2 searched for touched files, 0 of them read" in capsys.readouterr().err, (
+        f"{table}: B did not decide from A's two name sets alone"
+    )
     b_all = {s.base_name for s in b.sidecars}
     assert len(b_new) == 1 and b_all == a_new | b_new, (
         f"{table}: B lists {sorted(b_all)}, wrote {sorted(b_new)}"
@@ -259,13 +287,24 @@ def test_incremental_checkpoint_writes_only_what_changed(spark: SparkSession, tm
         f"{table}: B's new sidecar {b.sidecars}"
     )
 
-    write_commit(table, 3, [commit_info(), remove("f-03.parquet", deletion_timestamp=NOW_A - 1000)])
-    c, c_new = _step(table, 3, spark)
     holder = {
         n
         for n in a_new
         if "f-03.parquet" in {r[kind_of(r)]["path"] for r in rows_of(log_dir(table) / "_sidecars" / n)}
     }
+    # The holder's name set loses f-03's hash; its tag still records the old digest, so C must read it.
+    for n in holder:
+        names = log_dir(table) / "_sidecars" / f"{n}.names"
+        hashes = np.frombuffer(names.read_bytes()[len(name_sets.MAGIC) :], dtype="<i8")
+        names.write_bytes(
+            name_sets.encode([int(h) for h in hashes if int(h) not in _spark_hashes(spark, ["f-03.parquet"])])
+        )
+    write_commit(table, 3, [commit_info(), remove("f-03.parquet", deletion_timestamp=NOW_A - 1000)])
+    capsys.readouterr()
+    c, c_new = _step(table, 3, spark, Progress(prefix="C"))
+    assert "3 searched for touched files, 1 of them read" in capsys.readouterr().err, (
+        f"{table}: C did not read the sidecar whose name set was damaged"
+    )
     c_all = {s.base_name for s in c.sidecars}
     assert len(holder) == 1 and len(c_new) == 1 and c_all == (b_all - holder) | c_new, (
         f"{table}: f-03 was in {holder}; C lists {sorted(c_all)}, wrote {sorted(c_new)}"
@@ -278,6 +317,28 @@ def test_incremental_checkpoint_writes_only_what_changed(spark: SparkSession, tm
     want |= {("add", "new-1.parquet"), ("remove", "f-03.parquet")}
     assert sorted(held) == sorted(want), (
         f"{table}: C's sidecars hold {sorted(held)}, the commits leave {sorted(want)}"
+    )
+
+
+def _spark_hashes(spark: SparkSession, names: list[str]) -> set[int]:
+    """Spark's ``xxhash64`` of each name (the hash a name set holds, ``CKPT-INC-007``)."""
+    frame = spark.createDataFrame([(n,) for n in names], "n string")
+    return {int(r[0]) for r in frame.select(F.xxhash64("n")).collect()}
+
+
+def _assert_name_set(spark: SparkSession, table: Path, sidecar: WrittenFile) -> None:
+    """The sidecar's name set ``<sidecar>.names`` holds exactly the hashes of its rows' names (plain
+    relative paths here, so a name is the path), and its digest is the one the tag records."""
+    path = log_dir(table) / sidecar.name
+    names = {r[kind_of(r)]["path"] for r in rows_of(path)}
+    data = path.with_name(path.name + ".names").read_bytes()
+    got = {int(h) for h in np.frombuffer(data[len(name_sets.MAGIC) :], dtype="<i8")}
+    digest = hashlib.sha256(data).hexdigest()
+    assert data.startswith(name_sets.MAGIC) and got == _spark_hashes(spark, sorted(names)), (
+        f"{path}.names: {len(got)} hashes, the sidecar's {len(names)} names hash otherwise"
+    )
+    assert sidecar.name_set == f"{len(got)}:{digest}", (
+        f"{path}: tag {sidecar.name_set!r}, the name set has {len(got)} hashes and SHA-256 {digest}"
     )
 
 

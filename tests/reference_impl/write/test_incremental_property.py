@@ -17,12 +17,14 @@ replay and the reconcile with the writer, so it would share their mistakes, and 
 action per file, so it would hide a file held twice (once in a reused sidecar, once in a new one).
 Every action but ``checkpointMetadata`` and ``sidecar`` must be the same, once each, and every
 ``sidecar`` action of both incremental checkpoints must record in its tags the counts and oldest
-tombstone its file holds (``CKPT-INC-006``, decoded with pyarrow). The examples are
+tombstone its file holds (``CKPT-INC-006``, decoded with pyarrow) and its name set's digest, the
+name set holding the hashes of exactly the file's canonical names (``CKPT-INC-007``). The examples are
 few and derandomized (CI runs the same ones): each costs three real checkpoint writes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import tempfile
@@ -30,14 +32,18 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 from conformance.tables.builder import add, metadata, remove, schema, schema_field, v2_protocol, write_log
 from reference_impl.write.incremental import ADDS_TAG, OLDEST_TAG, REMOVES_TAG, reuse_cutoff
+from reference_impl.write.name_sets import MAGIC, NAME_SET_TAG
 from reference_impl.write.options import CheckpointOptions
 from reference_impl.write.result import CheckpointResult
 from reference_impl.write.writer import write_checkpoint
@@ -149,8 +155,10 @@ def _decoded(table: Path, result: CheckpointResult) -> list[str]:
     return [json.dumps(r, sort_keys=True, default=str).replace(root, "<root>/") for r in kept]
 
 
-def _assert_recorded_counts(table: Path, result: CheckpointResult) -> None:
-    """Every ``sidecar`` action's tags hold its file's ``add`` and ``remove`` rows and oldest tombstone."""
+def _assert_recorded_counts(spark: SparkSession, table: Path, result: CheckpointResult) -> None:
+    """Every ``sidecar`` action's tags hold its file's ``add`` and ``remove`` rows and oldest tombstone,
+    and the count and SHA-256 of its name set ``<sidecar>.names``, which holds Spark's ``xxhash64`` of
+    exactly the rows' canonical names (last path segment, percent-decoded)."""
     actions = [
         r["sidecar"] for f in result.top_level for r in rows_of(log_dir(table) / f.name) if "sidecar" in r
     ]
@@ -162,12 +170,20 @@ def _assert_recorded_counts(table: Path, result: CheckpointResult) -> None:
         want = {ADDS_TAG: str(sum("add" in r for r in rows)), REMOVES_TAG: str(len(removes))}
         if removes:
             want[OLDEST_TAG] = str(min(r.get("deletionTimestamp") or 0 for r in removes))
+        names = sorted({unquote(r[k]["path"].rsplit("/", 1)[-1]) for r in rows for k in r})
+        data = path.with_name(path.name + ".names").read_bytes()
+        want[NAME_SET_TAG] = f"{len(names)}:{hashlib.sha256(data).hexdigest()}"
         got = dict(action.get("tags") or {})
         assert got == want, f"{path}: the sidecar action's tags are {got}, its rows {want}"
+        hashed = spark.createDataFrame([(n,) for n in names], "n string").select(F.xxhash64("n"))
+        held = np.frombuffer(data[len(MAGIC) :], dtype="<i8").tolist()
+        assert data.startswith(MAGIC) and held == sorted(int(r[0]) for r in hashed.collect()), (
+            f"{path}.names holds {held}, the hashes of its names {names}"
+        )
 
 
 @pytest.mark.spark
-@pytest.mark.requirement("CKPT-INC-002", "CKPT-INC-004", "CKPT-INC-006")
+@pytest.mark.requirement("CKPT-INC-002", "CKPT-INC-004", "CKPT-INC-006", "CKPT-INC-007")
 @settings(
     max_examples=1,  # plus the explicit example; each costs three checkpoint writes
     deadline=None,
@@ -192,6 +208,12 @@ def test_incremental_checkpoint_equals_a_full_checkpoint(
     sidecar file holds, or the earliest `deletionTimestamp` of its `remove` actions (0 for a `remove`
     without one), MUST record the values the file holds, and a writer that lists the sidecar again MUST
     list it with the same values."
+
+    Spec: CKPT-INC-007
+    "A writer that records a name set for a sidecar file in its `sidecar` action's tags … MUST write
+    it, before it publishes the top-level file, as the file `<sidecar file name>.names` in the
+    sidecar's directory, holding the hash of the canonical name of every `add` and `remove` row of
+    that sidecar, and a writer that lists the sidecar again MUST list it with the same tag."
     """
     root = Path(tempfile.mkdtemp(dir=tmp_path))
     try:
@@ -213,8 +235,8 @@ def test_incremental_checkpoint_equals_a_full_checkpoint(
             assert not reused, f"{label}: the base sidecars are older than the reuse age"
         if case == MIXED:
             assert reused and base_names - reused, f"{label}: the example must reuse some and rewrite some"
-        _assert_recorded_counts(table, base)
-        _assert_recorded_counts(table, final)
+        _assert_recorded_counts(spark, table, base)
+        _assert_recorded_counts(spark, table, final)
         got, want = Counter(_decoded(table, final)), Counter(_decoded(full_table, full))
         assert got == want, (
             f"{label}: only in the incremental checkpoint (action: times) {dict(got - want)}; "

@@ -1,0 +1,85 @@
+"""Name sets of sidecars (``reference_impl.write.name_sets``): trusted only as their tag records them.
+
+Spec: ``spec/checkpoints.md`` §12.1 Sidecar reuse (``CKPT-INC-007``, ``CKPT-INC-008``). No Spark: the
+hashes here are arbitrary integers; ``test_incremental.py`` checks that a written name set holds
+Spark's hashes of the sidecar's names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from reference_impl.storage import Location
+from reference_impl.storage.local import LocalStorage
+from reference_impl.write import name_sets
+
+HASHES = [7, -3, 2**62, -(2**63), 7]  # unsorted, one duplicate, the extremes of int64
+
+
+def _written(tmp_path: Path) -> tuple[LocalStorage, Location, str]:
+    sidecar = Location.parse(str(tmp_path / "s.parquet"))
+    storage = LocalStorage()
+    return storage, sidecar, name_sets.write(storage, sidecar, HASHES, None)
+
+
+@pytest.mark.requirement("CKPT-INC-007", "CKPT-INC-008")
+def test_a_name_set_reads_back_sorted_and_distinct(tmp_path: Path) -> None:
+    """Spec: CKPT-INC-007
+    "A writer that records a name set for a sidecar file in its `sidecar` action's tags … MUST write
+    it … as the file `<sidecar file name>.names` in the sidecar's directory …"
+
+    Spec: CKPT-INC-008
+    "A writer MUST NOT conclude from a name set that a sidecar file holds no file touched by the
+    commits after its checkpoint unless the name-set file exists and has the digest the tag records …"
+    """
+    storage, sidecar, tag = _written(tmp_path)
+    loaded = name_sets.load(storage, sidecar, tag)
+    assert loaded is not None and loaded.tolist() == sorted(set(HASHES)), (
+        f"{sidecar}.names: {loaded}, tag {tag}"
+    )
+    assert tag.startswith("4:") and (tmp_path / "s.parquet.names").is_file(), f"{tmp_path}: tag {tag}"
+    probes = np.array([-5, 7], dtype=np.int64)
+    assert name_sets.may_hold(loaded, probes), f"{loaded} should hold one of {probes}"
+    assert not name_sets.may_hold(loaded, np.array([-4, 8, 2**63 - 1], dtype=np.int64)), f"{loaded}"
+
+
+def _remove(path: Path) -> None:
+    path.unlink()
+
+
+def _unsorted(path: Path) -> None:
+    path.write_bytes(name_sets.MAGIC + np.array([5, 1], dtype="<i8").tobytes())
+
+
+@pytest.mark.requirement("CKPT-INC-008")
+@pytest.mark.parametrize(
+    ("damage", "retag"),
+    [
+        (_remove, False),
+        (lambda p: p.write_bytes(p.read_bytes()[:-8]), False),  # cut short
+        (lambda p: p.write_bytes(name_sets.encode([1, 2, 3, 4])), False),  # replaced
+        (lambda p: p.write_bytes(p.read_bytes()[:-3]), True),  # not whole hashes
+        (lambda p: p.write_bytes(b"XXXXXXXX" + p.read_bytes()[8:]), True),  # another header
+        (_unsorted, True),
+    ],
+    ids=["missing", "cut-short", "replaced", "ragged", "header", "unsorted"],
+)
+def test_a_name_set_that_does_not_match_its_tag_is_not_used(
+    tmp_path: Path, damage: Callable[[Path], None], retag: bool
+) -> None:
+    """Spec: CKPT-INC-008
+    "A writer MUST NOT conclude from a name set that a sidecar file holds no file touched by the
+    commits after its checkpoint unless the name-set file exists and has the digest the tag records;
+    otherwise it MUST decide for that sidecar as if it had no name set."
+
+    With ``retag`` the tag is recomputed for the damaged bytes: the file's shape alone refuses it."""
+    storage, sidecar, tag = _written(tmp_path)
+    path = tmp_path / "s.parquet.names"
+    damage(path)
+    if retag:
+        tag = name_sets.tag_value(path.read_bytes())
+    assert name_sets.load(storage, sidecar, tag) is None, f"{path}: used although damaged (tag {tag})"
