@@ -1,6 +1,8 @@
 """Build the driver JVM's class archive (``reference_impl.storage.class_archive``) once, into the cache.
 
-Run by ``scripts/bootstrap.sh``; ``--force`` rebuilds. A child process runs a training workload — a
+Run by ``scripts/bootstrap.sh``; ``--force`` rebuilds. Pyspark's signed jars (Janino) are first
+copied without their signatures (``class_archive.write_unsigned_jars``), for the archive to hold
+their classes. A child process runs a training workload — a
 V2 checkpoint with a sidecar of a 3-commit table, then its snapshot and summary, in a temporary
 directory — with the reference's local session and ``-XX:ArchiveClassesAtExit``; its JVM dumps
 the classes it loaded as it exits (the gateway exits when the child closes its stdin). The archive
@@ -29,6 +31,7 @@ def build(*, force: bool = False) -> Path | None:
     if path is None or (path.is_file() and not force):
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
+    _unsigned_jars()
     partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
     env = {
         k: v
@@ -47,6 +50,19 @@ def build(*, force: bool = False) -> Path | None:
         raise RuntimeError(f"the class archive could not be built (exit {done.returncode}): {tail}")
     os.replace(partial, path)
     return path
+
+
+def _unsigned_jars() -> None:
+    """The unsigned copies of pyspark's signed jars (Janino) the training and the sessions put first on the
+    driver's classpath, written under a temporary name and renamed into place (unless there)."""
+    target = class_archive.unsigned_jars_dir()
+    if target is None or target.is_dir():
+        return
+    with tempfile.TemporaryDirectory(prefix=f"{target.name}.", dir=target.parent) as work:
+        staged = Path(work) / "jars"
+        class_archive.write_unsigned_jars(staged)
+        staged.mkdir(exist_ok=True)
+        os.replace(staged, target)
 
 
 def training_table(root: Path) -> Path:
@@ -94,7 +110,11 @@ def train(work: Path, partial: Path) -> None:
 
     dump = f"{class_archive.log4j_flag(SPARK_CONF_DIR)} -XX:ArchiveClassesAtExit={partial}"
     java = f"{LOCAL_CONF['spark.driver.extraJavaOptions']} {dump}"
-    settings = SparkSettings(master="local[2]", conf={"spark.driver.extraJavaOptions": java})
+    conf = {"spark.driver.extraJavaOptions": java}
+    classpath = class_archive.archive_classpath()  # as the sessions that map the archive
+    if classpath is not None:
+        conf["spark.driver.extraClassPath"] = classpath
+    settings = SparkSettings(master="local[2]", conf=conf)
     builder = SparkSession.builder.master(settings.master).appName(settings.app_name)
     for key, value in session_conf(settings).items():
         builder = builder.config(key, value)

@@ -16,7 +16,9 @@ flags of :data:`~spec.spark_conf.SHORT_JOB_JAVA_OPTIONS` for the driver and for 
 and a plain ``local``/``local[N]`` master, the driver also maps the class archive of
 :mod:`reference_impl.storage.class_archive` when the cache holds one for this Java and pyspark
 (built once by ``scripts/build_class_archive.py``; issue #12: it halves the JVM's start-up CPU):
-Spark's classes come parsed and verified; results are the same, as only class loading changes.
+Spark's classes come parsed and verified, Janino's too from unsigned copies of its jars first on the
+driver's classpath; results are the same, as only class loading changes. Not with a
+``spark.driver.extraClassPath`` of the user's (the archive's classpath would not match).
 Not for ``local-cluster[…]`` or a cluster master (executors are JVMs of their own), nor when
 ``SPARK_CONF_DIR`` holds more than a ``log4j2.properties``. The session has **no delta-spark jars**
 (``spark.jars`` is empty unless ``--conf`` sets it). A JVM holds one
@@ -225,10 +227,14 @@ def session_conf(settings: SparkSettings) -> dict[str, str]:
     (:func:`spec.spark_conf.session_environment`, the oracle's too); no JVM is started here."""
     conf = {**BASE_CONF, **(LOCAL_CONF if settings.is_local else {}), **settings.conf}
     conf_dir = session_environment(conf)
-    if LOCAL_CONF["spark.driver.extraJavaOptions"] == conf.get("spark.driver.extraJavaOptions"):
+    default_driver = LOCAL_CONF["spark.driver.extraJavaOptions"] == conf.get("spark.driver.extraJavaOptions")
+    if default_driver and "spark.driver.extraClassPath" not in conf:
         archived = _class_archive_options(settings, conf_dir)
         if archived is not None:
             conf["spark.driver.extraJavaOptions"] += f" {archived}"
+            classpath = class_archive.archive_classpath()  # Janino's classes, archived from unsigned copies
+            if classpath is not None:
+                conf["spark.driver.extraClassPath"] = classpath
     return conf
 
 

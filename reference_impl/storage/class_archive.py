@@ -13,6 +13,12 @@ it into later JVMs (``-XX:SharedArchiveFile``), parsed and verified already.
   The JVM checks the archive itself too (its build, the classpath, each jar's size and time) and
   runs without it on a mismatch — silently: its CDS log is off (:data:`USE_FLAGS`), as the JVM's
   warnings would go to stdout (``--json``).
+* The JVM never archives a class of a *signed* jar: in pyspark's jars that is Janino and its
+  commons-compiler (``META-INF/DUMMY.SF``), ~450 classes that every query's code generation loads.
+  :func:`write_unsigned_jars` copies them without their signature files into
+  ``<cache>/spark-cds/<key>.jars/``, and a session with the archive puts those copies first on the
+  driver's classpath (:func:`archive_classpath`, ``spark.driver.extraClassPath``): the same classes,
+  now archived with the rest.
 * CDS refuses a classpath directory that holds files, and Spark puts ``SPARK_CONF_DIR`` first on
   the driver's classpath: a session with the archive uses :func:`empty_conf_dir` and gives log4j
   the ``log4j2.properties`` of a conf directory that holds nothing else (:func:`log4j_only`) by a
@@ -27,7 +33,9 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import re
 import shutil
+import zipfile
 from importlib import metadata
 from pathlib import Path
 
@@ -37,8 +45,11 @@ from spec.spark_conf import class_archive_conf_dir
 USE_FLAGS = "-Xshare:auto -Xlog:cds=off -Xlog:cds+dynamic=off"
 LOG4J_FILE = "log4j2.properties"
 #: The training workload's version (``scripts/build_class_archive.py``), part of the key: a workload
-#: that loads other classes (2: the commits' non-file lines reach Spark as Arrow) gets a new archive.
-WORKLOAD = "2"
+#: that loads other classes (2: the commits' non-file lines reach Spark as Arrow; 3: Janino from the
+#: unsigned copies of :func:`write_unsigned_jars`) gets a new archive.
+WORKLOAD = "3"
+#: A jar's signature files: a jar holding one is signed.
+_SIGNATURE = re.compile(r"META-INF/[^/]+\.(SF|DSA|RSA|EC)", re.IGNORECASE)
 
 
 def _java() -> Path | None:
@@ -47,16 +58,20 @@ def _java() -> Path | None:
     return Path(found).resolve() if found and Path(found).is_file() else None
 
 
+def _pyspark_jars() -> Path | None:
+    spec = importlib.util.find_spec("pyspark")
+    return None if spec is None or spec.origin is None else Path(spec.origin).parent / "jars"
+
+
 def archive_key() -> str | None:
     """A hash of the ``java`` binary, of pyspark's version and jars and of :data:`WORKLOAD`; ``None``
     without Java or pyspark."""
-    java = _java()
-    spec = importlib.util.find_spec("pyspark")
-    if java is None or spec is None or spec.origin is None:
+    java, jars = _java(), _pyspark_jars()
+    if java is None or jars is None:
         return None
     stat = java.stat()
     facts = [str(java), str(stat.st_size), str(stat.st_mtime_ns), metadata.version("pyspark"), WORKLOAD]
-    for entry in sorted(os.scandir(Path(spec.origin).parent / "jars"), key=lambda e: e.name):
+    for entry in sorted(os.scandir(jars), key=lambda e: e.name):
         jar = entry.stat()
         facts.append(f"{entry.name}:{jar.st_size}:{jar.st_mtime_ns}")
     return hashlib.sha256("\n".join(facts).encode()).hexdigest()[:20]
@@ -69,6 +84,37 @@ def archive_dir() -> Path:
 def archive_path() -> Path | None:
     key = archive_key()
     return None if key is None else archive_dir() / f"{key}.jsa"
+
+
+def unsigned_jars_dir() -> Path | None:
+    """``<cache>/spark-cds/<key>.jars``: where :func:`write_unsigned_jars` puts the archive's copies."""
+    key = archive_key()
+    return None if key is None else archive_dir() / f"{key}.jars"
+
+
+def write_unsigned_jars(directory: Path, jars: Path | None = None) -> list[Path]:
+    """Copies of the signed jars of ``jars`` (default: pyspark's) in ``directory``, without their
+    signature files (the JVM archives none of a signed jar's classes); the copies written, by name."""
+    jars = jars or _pyspark_jars()
+    written: list[Path] = []
+    for jar in sorted(jars.glob("*.jar")) if jars is not None else []:
+        with zipfile.ZipFile(jar) as source:
+            if not any(_SIGNATURE.fullmatch(name) for name in source.namelist()):
+                continue
+            directory.mkdir(parents=True, exist_ok=True)
+            with zipfile.ZipFile(directory / jar.name, "w") as copy:
+                for entry in source.infolist():
+                    if not _SIGNATURE.fullmatch(entry.filename):
+                        copy.writestr(entry, source.read(entry))
+        written.append(directory / jar.name)
+    return written
+
+
+def archive_classpath() -> str | None:
+    """The driver classpath entries of a session with the archive: the unsigned copies, or ``None``."""
+    directory = unsigned_jars_dir()
+    jars = sorted(directory.glob("*.jar")) if directory is not None and directory.is_dir() else []
+    return os.pathsep.join(str(jar) for jar in jars) or None
 
 
 def empty_conf_dir(*, create: bool = True) -> Path:

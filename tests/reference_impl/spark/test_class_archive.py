@@ -1,7 +1,8 @@
 """The class archive of the driver JVM (issue #12, ``reference_impl.spark.class_archive``): when the
 session uses it, and that a JVM given an archive it cannot map says nothing on stdout (``--json``).
 
-No Spark: the session's choice is made before any JVM starts; the silence is checked on ``java -version``.
+No Spark: the session's choice is made before any JVM starts; the silence is checked on ``java -version``;
+the unsigned copies of signed jars (pyspark's Janino) are checked entry by entry on small stand-in jars.
 Building an archive takes a Spark run (the bootstrap does it), so the tests use a stand-in file.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -91,3 +93,36 @@ def test_unusable_archive_is_silent(archive: Path) -> None:
     done = subprocess.run([java, *flags.split(), "-version"], capture_output=True, text=True, check=False)
     assert done.returncode == 0, f"java {flags} -version failed: {done.stderr}"
     assert done.stdout == "", f"java {flags} -version printed on stdout: {done.stdout!r}"
+
+
+def test_signed_jars_are_copied_without_their_signatures(tmp_path: Path) -> None:
+    """The JVM archives no class of a signed jar (pyspark's Janino): a signed jar gets a copy with every
+    other entry, byte for byte, and no signature file; an unsigned jar gets none."""
+    jars = tmp_path / "jars"
+    jars.mkdir()
+    entries = {"META-INF/MANIFEST.MF": b"Manifest-Version: 1.0\n", "org/x/A.class": b"\xca\xfe\xba\xbe"}
+    signature = {"META-INF/DUMMY.SF": b"sf", "META-INF/DUMMY.DSA": b"dsa", "META-INF/k.rsa": b"rsa"}
+    for name, content in (("signed.jar", {**entries, **signature}), ("plain.jar", entries)):
+        with zipfile.ZipFile(jars / name, "w") as jar:
+            for entry, data in content.items():
+                jar.writestr(entry, data)
+    copies = class_archive.write_unsigned_jars(tmp_path / "copies", jars)
+    assert copies == [tmp_path / "copies" / "signed.jar"], f"copies of {sorted(os.listdir(jars))}: {copies}"
+    with zipfile.ZipFile(copies[0]) as written:
+        found = {name: written.read(name) for name in written.namelist()}
+    assert found == entries, f"{copies[0]} holds {sorted(found)}, not {sorted(entries)}"
+
+
+def test_a_session_with_the_archive_puts_the_unsigned_copies_first(archive: Path) -> None:
+    """With the archive, the unsigned copies are the driver's first classpath entries, so their classes
+    come from the archive; a user's own driver classpath keeps the archive off (it would not match)."""
+    jars = class_archive.unsigned_jars_dir()
+    assert jars is not None
+    jars.mkdir()
+    (jars / "janino-0.jar").write_bytes(b"")
+    conf = session_conf(SparkSettings(master="local[2]"))
+    assert conf.get("spark.driver.extraClassPath") == str(jars / "janino-0.jar"), conf
+    own = {"spark.driver.extraClassPath": "/opt/own.jar"}
+    conf = session_conf(SparkSettings(master="local[2]", conf=own))
+    assert "SharedArchiveFile" not in conf["spark.driver.extraJavaOptions"], conf
+    assert conf["spark.driver.extraClassPath"] == "/opt/own.jar", conf
