@@ -164,7 +164,7 @@ from reference_impl.cleanup.plan import (
 )
 from reference_impl.cleanup.references import References, collect_references
 from reference_impl.cleanup.result import CleanupResult, CleanupStatus, CompatAction, CompatCheckpoint
-from reference_impl.errors import CleanupInvariantViolated, InvalidOption
+from reference_impl.errors import CleanupInvariantViolated, InvalidOption, StorageError
 from reference_impl.hooks import NO_HOOKS, Hooks, PublicationPoint
 from reference_impl.log.features import check_writer_features
 from reference_impl.log.last_checkpoint import read_last_checkpoint
@@ -506,6 +506,13 @@ def cleanup(
     if dry_run:
         message = f"dry run: would delete {len(deletions)} file(s); nothing was changed"
         return report.result(CleanupStatus.DRY_RUN, message)
+    if report.compat.action is CompatAction.WOULD_CREATE and not t.storage.guarantees.atomic_create:
+        raise StorageError(
+            "this store cannot create a file only if it is absent, so the compatibility checkpoint "
+            f"{report.compat.name} cannot be published safely; nothing was written or deleted",
+            path=str(t.log_dir),
+            rule="CKPT-WRITE-006",
+        )
     hooks.reached(PublicationPoint.CLEANUP_PLANNED)
     if report.compat.action is CompatAction.WOULD_CREATE:
         compat.write(t.spark, latest, log.listing, report.compat, t.read, t.progress)

@@ -34,7 +34,8 @@ def add_table_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "table",
         metavar="TABLE",
-        help="table location: a local path, or a file:, s3:// or hdfs:// URI (any other scheme is a STORAGE_ERROR)",
+        help="table location: a local path, or a file:, s3://, hdfs:// or other Hadoop file system URI "
+        "(s3a://, abfss://, gs://, …; an unknown scheme is a STORAGE_ERROR)",
     )
     parser.add_argument(
         "--storage-option",

@@ -10,7 +10,7 @@ of a Java stack trace from inside a job.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from reference_impl.errors import StorageError
 from reference_impl.storage.location import Location
@@ -28,20 +28,23 @@ CONNECTOR_HINTS: dict[str, str] = {
 }
 
 
-def require_spark_connector(spark: SparkSession, location: Location) -> None:
-    """A ``STORAGE_ERROR`` naming ``location`` unless Spark has a Hadoop file system for its scheme."""
+def require_file_system(jvm: Any, conf: Any, location: Location) -> None:
+    """A ``STORAGE_ERROR`` naming ``location`` unless Hadoop (``jvm``, configuration ``conf``) has a
+    file system for its Spark scheme; the message says what puts one on the classpath."""
     scheme = location.spark_uri().split("://", 1)[0]
-    jvm = spark.sparkContext._jvm
-    assert jvm is not None
-    conf = spark.sparkContext._jsc.hadoopConfiguration()
     try:
         jvm.org.apache.hadoop.fs.FileSystem.getFileSystemClass(scheme, conf)
     except Exception as exc:  # py4j's error for Hadoop's UnsupportedFileSystemException
         if "UnsupportedFileSystemException" not in str(exc) and "ClassNotFound" not in str(exc):
             raise
-        hint = CONNECTOR_HINTS.get(scheme, f"the Hadoop connector for {scheme}://")
+        hint = CONNECTOR_HINTS.get(scheme, f"the Hadoop connector for {scheme}:// (or set fs.{scheme}.impl)")
         raise StorageError(
-            f"Spark has no Hadoop file system for {scheme}://, so its executors cannot reach this table; "
+            f"Spark has no Hadoop file system for {scheme}://, so it cannot reach this table; "
             f"put {hint} on Spark's classpath",
             path=str(location),
         ) from None
+
+
+def require_spark_connector(spark: SparkSession, location: Location) -> None:
+    """:func:`require_file_system` with the Hadoop configuration of ``spark``'s jobs."""
+    require_file_system(spark.sparkContext._jvm, spark.sparkContext._jsc.hadoopConfiguration(), location)

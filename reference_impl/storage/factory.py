@@ -4,9 +4,12 @@
 |---|---|
 | none (a local path), ``file:`` | :class:`~reference_impl.storage.local.LocalStorage` |
 | ``s3:`` | :class:`~reference_impl.storage.object_store.ObjectStoreStorage` (obstore; Spark reaches it as ``s3a:``) |
-| ``hdfs:`` | :class:`~reference_impl.storage.hadoop.HadoopStorage` (Hadoop's FileSystem API in the Spark session's JVM) |
+| ``hdfs:``, ``s3a:``, ``abfss:``, ``gs:``, … (:data:`HADOOP_SCHEMES`), or any scheme whose ``fs.<scheme>.impl`` is a storage option | :class:`~reference_impl.storage.hadoop.HadoopStorage` (Hadoop's FileSystem API in the Spark session's JVM; guarantees per scheme, :data:`~reference_impl.storage.hadoop.GUARANTEES`) |
 
-Any other scheme is a ``STORAGE_ERROR`` naming the supported ones, before anything is read.
+Any other scheme is a ``STORAGE_ERROR`` naming the supported ones, before anything is read; a
+Hadoop scheme whose file system is not on Spark's classpath is one when the storage starts
+(:func:`~reference_impl.storage.connectors.require_file_system`). Storage options are checked
+before the JVM starts.
 """
 
 from __future__ import annotations
@@ -44,8 +47,9 @@ def _object_store(location: Location, options: Mapping[str, str], session: Sessi
 
 
 def _hadoop(location: Location, options: Mapping[str, str], session: SessionSource | None) -> Storage:
-    from reference_impl.storage.hadoop import HadoopStorage
+    from reference_impl.storage.hadoop import HadoopStorage, hadoop_conf
 
+    hadoop_conf(location, options)  # an INVALID_OPTION before the JVM starts
     if session is None:
         raise StorageError(
             f"a {location.scheme}:// table is reached through Spark's JVM, and no Spark session was given",
@@ -54,15 +58,43 @@ def _hadoop(location: Location, options: Mapping[str, str], session: SessionSour
     return HadoopStorage(location, options, session())
 
 
+#: Schemes of Hadoop file systems (Hadoop's own and the common connectors'), reached through Spark's JVM.
+HADOOP_SCHEMES = (
+    "hdfs",
+    "viewfs",
+    "webhdfs",
+    "swebhdfs",
+    "s3a",
+    "abfs",
+    "abfss",
+    "wasb",
+    "wasbs",
+    "gs",
+    "oss",
+)
 #: URI scheme -> the storage for it.
-STORAGES: dict[str, StorageFactory] = {"file": _local, "s3": _object_store, "hdfs": _hadoop}
+STORAGES: dict[str, StorageFactory] = {
+    "file": _local,
+    "s3": _object_store,
+    **dict.fromkeys(HADOOP_SCHEMES, _hadoop),
+}
 
 
 def supported_schemes() -> str:
-    return ", ".join(["local paths", *(f"{s}://" for s in STORAGES)])
+    return ", ".join(
+        ["local paths", *(f"{s}://" for s in STORAGES), "any scheme with a fs.<scheme>.impl option"]
+    )
 
 
-def parse_location(location: str | os.PathLike[str] | Location) -> Location:
+def _factory(location: Location, options: Mapping[str, str]) -> StorageFactory | None:
+    if location.scheme in STORAGES:
+        return STORAGES[location.scheme]
+    return _hadoop if f"fs.{location.scheme}.impl" in options else None
+
+
+def parse_location(
+    location: str | os.PathLike[str] | Location, options: Mapping[str, str] | None = None
+) -> Location:
     """The :class:`Location` of a path or URI; a ``STORAGE_ERROR`` for an unsupported scheme."""
     try:
         parsed = Location.parse(location)
@@ -70,7 +102,7 @@ def parse_location(location: str | os.PathLike[str] | Location) -> Location:
         raise StorageError(
             str(exc), path=os.fspath(location) if not isinstance(location, Location) else None
         ) from None
-    if parsed.scheme not in STORAGES:
+    if _factory(parsed, options or {}) is None:
         raise StorageError(
             f"no storage for the URI scheme {parsed.scheme!r}; supported: {supported_schemes()}",
             path=parsed.uri,
@@ -88,8 +120,10 @@ def storage_for(
 
     ``session`` is needed only by stores reached through Spark's JVM (Hadoop file systems).
     """
-    parsed = parse_location(location)
-    return STORAGES[parsed.scheme](parsed, dict(options or {}), session)
+    parsed = parse_location(location, options)
+    factory = _factory(parsed, options or {})
+    assert factory is not None
+    return factory(parsed, dict(options or {}), session)
 
 
 def open_location(
@@ -99,5 +133,5 @@ def open_location(
     session: SessionSource | None = None,
 ) -> tuple[Location, Storage]:
     """``location`` parsed, and its storage."""
-    parsed = parse_location(location)
+    parsed = parse_location(location, options)
     return parsed, storage_for(parsed, options, session=session)

@@ -1,4 +1,4 @@
-"""Hadoop file systems (``hdfs://``, and whatever connector is on Spark's classpath) through Spark's JVM.
+"""Hadoop file systems (``hdfs://``, ``s3a://``, and whatever connector is on Spark's classpath) through Spark's JVM.
 
 Spec: ``spec/checkpoints.md`` §17.3 Atomicity (``CKPT-WRITE-006``), §18 Metadata cleanup, §19.4 Stores.
 
@@ -22,10 +22,18 @@ as delta-spark's ``HDFSLogStore`` does (delta-io/delta@07f0fec
 L72-74; ``writeInternal`` creates a temp path, then ``fc.rename(tempPath, path, NONE or
 OVERWRITE)``, L106-124).
 
-The guarantees are HDFS's (atomic rename, consistent listing, partial writes visible). Other Hadoop
-file systems reached this way (``s3a://`` when a user prefers it to ``s3://``, ``abfss://``, ``gs://``)
-keep their own semantics; the scheme table in :mod:`~reference_impl.storage.factory` routes only
-``hdfs://`` here by default.
+Guarantees per scheme (:data:`GUARANTEES`; the writer refuses a store without atomic
+create-if-absent, ``CKPT-WRITE-006``; the reader and the cleaner work on any):
+
+| scheme | atomic create-if-absent | rename | why |
+|---|---|---|---|
+| ``hdfs``, ``viewfs`` | yes | yes (NameNode metadata) | ``FileContext.rename(…, NONE)`` fails atomically at the NameNode if the target exists |
+| ``s3a`` | **no** | no (copy + delete) | ``create(path, overwrite=false)`` probes, then uploads: apache/hadoop ``hadoop-tools/hadoop-aws/src/main/java/org/apache/hadoop/fs/s3a/S3AFileSystem.java`` ``innerCreateFile``, release 3.5.0 (the version pyspark ships), L2163-2172 (``innerGetFileStatus``, then ``FileAlreadyExistsException``), so two writers can both "create"; ``If-None-Match: *`` is sent only through ``createFile(path).must("fs.option.create.conditional.overwrite", true)`` (L2111-2117), which ``FileContext.rename`` does not use; a rename is a COPY and a DELETE. Use ``s3://`` to write: conditional PUTs |
+| any other (``abfss``, ``gs``, …) | **no** (not verified here) | no | the connector's semantics are its own |
+
+Options: Hadoop configuration keys (containing ``.``); on ``s3a://`` also the S3 options of
+:mod:`~reference_impl.storage.options` (``AWS_ENDPOINT_URL``, …), translated as for ``s3://``.
+They are checked (:func:`hadoop_conf`) before the JVM starts.
 """
 
 from __future__ import annotations
@@ -37,7 +45,9 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from reference_impl.errors import InvalidOption, StorageError
 from reference_impl.storage.base import FileInfo, StorageGuarantees, walk_tree
+from reference_impl.storage.connectors import require_file_system
 from reference_impl.storage.location import Location
+from reference_impl.storage.options import S3Options
 from reference_impl.storage.ranges import RangeReader, buffered
 
 if TYPE_CHECKING:
@@ -54,13 +64,46 @@ DRIVER_DEFAULTS: Mapping[str, str] = {
 PROBE_NAME = ".delta-ckpt-write-probe"
 
 
-def hadoop_options(options: Mapping[str, str]) -> dict[str, str]:
-    """The Hadoop configuration keys among ``options``; any other key is an ``INVALID_OPTION``."""
+#: What each Hadoop file system promises (see the module docs); a scheme not listed gets :data:`UNVERIFIED`.
+_HDFS = StorageGuarantees(
+    atomic_create=True, atomic_replace=True, consistent_listing=True, partial_writes_visible=True
+)
+GUARANTEES: Mapping[str, StorageGuarantees] = {
+    "hdfs": _HDFS,
+    "viewfs": _HDFS,
+    "s3a": StorageGuarantees(
+        atomic_create=False,
+        atomic_replace=True,
+        consistent_listing=True,
+        rename=False,
+        mtime_resolution_ms=1000,
+    ),
+}
+#: A connector whose semantics this implementation has not verified: read and clean, never publish.
+UNVERIFIED = StorageGuarantees(
+    atomic_create=False, atomic_replace=False, consistent_listing=True, rename=False
+)
+
+
+def hadoop_conf(location: Location, options: Mapping[str, str]) -> dict[str, str]:
+    """The Hadoop configuration the storage options of ``location`` give (no JVM needed).
+
+    Keys containing a ``.`` are Hadoop keys; on ``s3a://`` the S3 options are translated
+    (:meth:`~reference_impl.storage.options.S3Options.s3a_conf`). Any other key is one
+    ``INVALID_OPTION`` naming the location.
+    """
+    if location.scheme == "s3a":
+        try:
+            s3, rest = S3Options.parse(options, extra_ok=True)
+        except InvalidOption as exc:
+            raise InvalidOption(exc.message, path=location.uri) from None
+        return {**s3.s3a_conf(location.authority), **rest}
     bad = sorted(key for key in options if "." not in key)
     if bad:
         raise InvalidOption(
-            f"unknown storage option(s) {', '.join(bad)} for a Hadoop file system; "
-            "use Hadoop configuration keys (containing '.'), e.g. dfs.client.use.datanode.hostname=true"
+            f"unknown storage option(s) {', '.join(bad)} for a Hadoop file system ({location.scheme}://); "
+            "use Hadoop configuration keys (containing '.'), e.g. dfs.client.use.datanode.hostname=true",
+            path=location.uri,
         )
     return dict(options)
 
@@ -88,19 +131,11 @@ def _explain(exc: BaseException, authority: str) -> str:
 class HadoopStorage:
     """A Hadoop file system reached through a Spark session's JVM (see the module docs)."""
 
-    guarantees = StorageGuarantees(
-        atomic_create=True,
-        atomic_replace=True,
-        consistent_listing=True,
-        partial_writes_visible=True,
-        rename=True,
-        mtime_resolution_ms=1,
-    )
-
     def __init__(self, location: Location, options: Mapping[str, str], spark: SparkSession) -> None:
         self.scheme = location.scheme
         self.authority = location.authority
-        self.options = hadoop_options(options)
+        self.guarantees = GUARANTEES.get(self.scheme, UNVERIFIED)
+        self.options = hadoop_conf(location, options)
         self.spark = spark
         jvm = spark.sparkContext._jvm
         assert jvm is not None
@@ -112,6 +147,7 @@ class HadoopStorage:
         for key, value in self.options.items():
             conf.set(key, value)
         self.conf: Any = conf
+        require_file_system(jvm, conf, location)
         root = self._path(Location(location.scheme, location.authority, "/"))
         with self._errors(location, "connect to"):
             # Not cached: options must not leak into (or be ignored by) a shared FileSystem instance.

@@ -23,7 +23,9 @@ S3 (``s3://`` through obstore on the driver; ``s3a://`` inside Spark):
 
 Hadoop file systems (``hdfs://``, ``s3a://``, ``abfss://``, …): options whose key contains a ``.``
 are Hadoop configuration keys, applied to the driver's Hadoop configuration and to Spark's; on
-``s3a://`` the S3 options above are accepted too.
+``s3a://`` the S3 options above are accepted too, translated as for ``s3://``. Any other key is one
+``INVALID_OPTION`` naming the table, raised before the JVM starts
+(:func:`reference_impl.storage.hadoop.hadoop_conf`).
 """
 
 from __future__ import annotations

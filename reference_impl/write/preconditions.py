@@ -61,7 +61,9 @@ def check_preconditions(table: Table, version: int | None) -> None:
     storage, log_dir = table.storage, table.log_dir
     if not storage.guarantees.atomic_create:
         raise StorageError(
-            "this store cannot create a file only if it is absent, so no checkpoint can be published safely",
+            f"this store ({log_dir.scheme}://) cannot create a file only if it is absent, so no checkpoint can be "
+            "published safely"
+            + (" (write through s3:// instead: conditional PUTs)" if log_dir.scheme == "s3a" else ""),
             path=str(log_dir),
             rule="CKPT-WRITE-006",
         )

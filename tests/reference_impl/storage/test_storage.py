@@ -6,12 +6,16 @@ Spec: ``spec/checkpoints.md`` §17.3 Atomicity (``CKPT-WRITE-006``), §19.4 Stor
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from reference_impl.errors import InvalidOption, StorageError
 from reference_impl.storage import FileInfo, Location, storage_for
 from reference_impl.storage.local import LocalStorage
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 
 @pytest.mark.parametrize(
@@ -68,6 +72,19 @@ def test_unknown_scheme_names_the_supported_ones() -> None:
     assert info.value.code == "STORAGE_ERROR"
     message = info.value.message
     assert "'foo'" in message and "local paths" in message and "file://" in message, message
+
+
+def test_hadoop_storage_options_are_checked_before_the_jvm_starts() -> None:
+    """A storage option that is no Hadoop key (nor, on ``s3a://``, an S3 option) is one INVALID_OPTION naming
+    the table, raised before the Spark session (the JVM) is asked for."""
+
+    def no_jvm() -> SparkSession:
+        raise AssertionError("the JVM was started before the options were checked")
+
+    for uri, option in [("hdfs://127.0.0.1:1/t", "AWS_REGION"), ("s3a://bucket/t", "dfs_replication")]:
+        with pytest.raises(InvalidOption) as info:
+            storage_for(uri, {option: "x"}, session=no_jvm)
+        assert option in info.value.message and info.value.path == uri, f"{uri}: {info.value}"
 
 
 def test_storage_options_do_not_apply_to_local_paths(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ local copy with the same modification times.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -27,11 +28,14 @@ from conformance.adapters.deltalake import deltalake_row_count, deltalake_state
 from conformance.compare import assert_states_equal, unavailable_fields
 from conformance.oracles.delta_spark import delta_spark_state
 from conformance.tables.builder import metadata, protocol, schema, schema_field, write_log
+from fixtures import FIXTURES_DIR
 from reference_impl.cleanup.cleaner import cleanup
-from reference_impl.log.naming import parse_log_file_name
+from reference_impl.cli.main import main
+from reference_impl.log.naming import commit_name, parse_log_file_name
 from reference_impl.read.snapshot import read_snapshot
 from reference_impl.storage import Location, Storage, storage_for
 from reference_impl.write.writer import write_checkpoint
+from spec.table_state import TableState
 from tests.reference_impl.cleanup.conftest import CleanupTables
 from tests.reference_impl.write.conftest import ShapeCache
 from tests.reference_impl.write.helpers import CHECKPOINT_KINDS
@@ -204,3 +208,42 @@ def test_spark_without_an_s3a_connector_is_one_error_before_any_write(
     )
     assert f"[file: {root.uri}]" in err[0], err[0]
     assert log_listing(storage, root) == before, f"{root}: the bucket changed"
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-WRITE-006")
+def test_an_s3a_table_is_read_and_cleaned_through_hadoop_and_refused_by_the_writer(
+    s3_spark: SparkSession, s3_server: S3Server, s3_tables: Location, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The ``v1_classic`` golden table on SeaweedFS, named ``s3a://``: our reader (through Hadoop's S3A in the
+    JVM) reports the golden state, as it does through ``s3://``; ``delta-ckpt checkpoint`` exits 2 with one
+    STORAGE_ERROR (S3A's ``create(overwrite=false)`` is not atomic) and writes nothing; cleanup deletes the
+    commits below the checkpoint, its invariants (the state unchanged) checked.
+
+    Spec: CKPT-WRITE-006
+    "A writer MUST publish each classic or UUID-named top-level file atomically, so that no reader can
+    see it partially written, and MUST NOT publish a UUID-named top-level file under a name that an
+    existing file already has"
+    """
+    golden = FIXTURES_DIR / "valid" / "v1_classic"
+    descriptor = json.loads((golden / "fixture.json").read_text())
+    expected = TableState.from_json(json.loads((golden / "expected" / "v4" / "table_state.json").read_text()))
+    options = s3_server.storage_options()
+    root = s3_tables / "s3a"
+    storage = storage_for(root, options)
+    upload(storage, golden / "table", root)
+    s3a = Location("s3a", root.authority, root.path)
+    ours = read_snapshot(s3_spark, s3a.uri, now_ms=descriptor["nowMs"], storage_options=options)
+    assert_states_equal(expected, ours.table_state(), context=f"{s3a}: golden v4 vs our reader through s3a")
+    before = log_listing(storage, root)
+    status = main(["checkpoint", s3a.uri, *(f"--storage-option={k}={v}" for k, v in options.items())])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1, f"{s3a}: exit {status}, stderr {err}"
+    assert err[0].startswith("STORAGE_ERROR: ") and "[rule: CKPT-WRITE-006]" in err[0], err[0]
+    assert f"[file: {s3a.uri}/_delta_log]" in err[0], err[0]
+    assert log_listing(storage, root) == before, f"{root}: the writer changed the log"
+    now = max(f.mtime_ms for f in storage.list_dir(root / "_delta_log")) + 3 * DAY_MS
+    result = cleanup(s3a.uri, now_ms=now, retention_ms=DAY_MS, spark=s3_spark, storage_options=options)
+    gone = [commit_name(v) for v in (0, 1, 2)]
+    assert result.deleted_paths() == gone, f"{s3a}: deleted {result.deleted_paths()}"
+    assert log_listing(storage, root) == [n for n in before if n not in gone], f"{root}: left"
