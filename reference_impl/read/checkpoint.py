@@ -25,7 +25,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import Observation
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -44,7 +43,7 @@ from reference_impl.log.listing import CheckpointInstance
 from reference_impl.read.hadoop_checksum import verify_hadoop_checksum
 from reference_impl.read.sidecars import ResolvedSidecar, resolve_sidecar
 from reference_impl.spark.columns import select_conformed
-from reference_impl.spark.jobs import first_line, spark_errors
+from reference_impl.spark.jobs import ObservedMetrics, first_line, spark_errors
 from reference_impl.spark.schemas import ACTION_STRUCTS, ADD, REMOVE, single_action_schema
 from reference_impl.storage import Location, Storage
 from spec.table_state import drop_nulls
@@ -183,13 +182,14 @@ def _read_top_level(
 def _collect_non_file(top: DataFrame, path: str) -> tuple[list[dict[str, Any]], int]:
     """Collect the non-file rows of a top-level file and count its file-action rows — one Spark job:
     the count is an observed metric of the rows the collect reads (``Dataset.observe``), not a second
-    pass over the file."""
+    pass over the file. When Spark reports no metrics, the count is a job of its own
+    (:class:`~reference_impl.spark.jobs.ObservedMetrics`): only a failure to read the file is
+    ``CHECKPOINT_CORRUPT``."""
     is_file = F.col("add").isNotNull() | F.col("remove").isNotNull()
-    observed = Observation()
+    counted = ObservedMetrics(top, F.count(F.when(is_file, 1)).alias("n"))
     try:
-        counted = top.observe(observed, F.count(F.when(is_file, 1)).alias("n"))
-        rows = counted.where(~is_file).select(*NON_FILE_COLUMNS).collect()
-        n_file = int(observed.get["n"])
+        rows = counted.df.where(~is_file).select(*NON_FILE_COLUMNS).collect()
+        n_file = int(counted.get()["n"])
     except spark_errors() as exc:
         raise CheckpointCorrupt(f"cannot read the checkpoint: {first_line(exc)}", path=path) from exc
     actions = [a for a in (_row_to_action(r) for r in rows) if a is not None]

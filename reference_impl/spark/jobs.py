@@ -1,4 +1,5 @@
-"""Spark jobs of the reference implementation: job groups, waiting for their tasks, Spark's exceptions.
+"""Spark jobs of the reference implementation: job groups, waiting for their tasks, Spark's exceptions,
+aggregates observed by a job (:class:`ObservedMetrics`).
 
 When a write job fails, Spark reports the failure while the job's other tasks may still be
 running (they are cancelled asynchronously) and may still create files. :func:`job_group` runs a
@@ -12,10 +13,11 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pyspark import SparkContext
+    from pyspark.sql import Column, DataFrame
     from pyspark.status import SparkStageInfo
 
 SETTLE_TIMEOUT_S = 120.0
@@ -33,6 +35,34 @@ def first_line(exc: BaseException) -> str:
     """The first line of an exception's message (Spark's are long), at most 300 characters."""
     text = str(exc).strip().splitlines()
     return text[0][:300] if text else type(exc).__name__
+
+
+class ObservedMetrics:
+    """Aggregates (``columns``) of ``df`` computed by the job that consumes :attr:`df` — no pass of its own.
+
+    ``DataFrame.observe``: the first job that consumes :attr:`df` reports them; later jobs do not
+    replace them. Spark reports none when the optimizer removes the observed node with the plan
+    under it (an empty stage that adaptive execution replaces, a filter it proves false above the
+    node): then ``Observation.get`` raises (pyspark 4.2: an assertion in ``PythonSQLUtils.toPyRow``)
+    and :meth:`get` computes the aggregates in a job of its own — so "no metrics" is never taken
+    for a failure of the data the job read.
+    """
+
+    def __init__(self, df: DataFrame, *columns: Column) -> None:
+        from pyspark.sql import Observation
+
+        self._source = df
+        self._columns = columns
+        self._observation = Observation()
+        self.df = df.observe(self._observation, *columns)
+
+    def get(self) -> dict[str, Any]:
+        """The aggregates by name; only after the job that consumed :attr:`df` finished."""
+        try:
+            return self._observation.get
+        except spark_errors():  # no metrics row (see the class docs)
+            row: dict[str, Any] = self._source.agg(*self._columns).collect()[0].asDict()
+            return row
 
 
 @contextmanager

@@ -27,11 +27,10 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from pyspark.sql import Observation
 from pyspark.sql import functions as F
 
 from reference_impl.log.naming import staging_dir_name
-from reference_impl.spark.jobs import job_group, spark_errors
+from reference_impl.spark.jobs import ObservedMetrics, job_group
 from reference_impl.storage import Location, Storage
 
 if TYPE_CHECKING:
@@ -91,25 +90,23 @@ class ObservedCounts:
     The first job that consumes :attr:`df` reports the metrics; later jobs (a multi-part
     checkpoint's empty-part file, ``df.limit(0)``) do not replace them. Spark reports none when
     adaptive execution replaces the plan of an empty stage: then :meth:`get` counts the state in a
-    job of its own (and the sidecar writer, to keep that count honest, adds no empty-file job).
+    job of its own (:class:`~reference_impl.spark.jobs.ObservedMetrics`; and the sidecar writer,
+    to keep that count honest, adds no empty-file job).
     """
 
     def __init__(self, df: DataFrame) -> None:
-        self._source = df
-        self._observation = Observation()
-        self.df = df.observe(self._observation, *_count_columns())
+        self._metrics = ObservedMetrics(
+            df,
+            F.count(F.lit(1)).alias("rows"),
+            F.count("add").alias("adds"),
+            F.count("remove").alias("removes"),
+        )
+        self.df = self._metrics.df
 
     def get(self) -> ActionCounts:
         """The counts; only after the job that consumed :attr:`df` finished."""
-        try:
-            seen = self._observation.get
-        except spark_errors():  # no metrics row (see the class docs)
-            seen = self._source.agg(*_count_columns()).collect()[0].asDict()
+        seen = self._metrics.get()
         return ActionCounts(int(seen["rows"]), int(seen["adds"]), int(seen["removes"]))
-
-
-def _count_columns() -> list[Column]:
-    return [F.count(F.lit(1)).alias("rows"), F.count("add").alias("adds"), F.count("remove").alias("removes")]
 
 
 class StagingArea:

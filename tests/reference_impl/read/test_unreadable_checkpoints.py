@@ -17,9 +17,11 @@ import pytest
 
 from conformance.tables.mutations import write_hadoop_checksum
 from reference_impl.errors import CheckpointCorrupt
+from reference_impl.log.actions import NON_FILE_COLUMNS
 from reference_impl.log.naming import hadoop_checksum_name
-from reference_impl.read.checkpoint import _spark_schema
+from reference_impl.read.checkpoint import _collect_non_file, _spark_schema
 from reference_impl.read.snapshot import read_snapshot
+from reference_impl.spark.schemas import ACTION_STRUCTS, REMOVE
 from tests.support import REPO_ROOT
 
 if TYPE_CHECKING:
@@ -97,6 +99,26 @@ def test_a_failure_after_the_checkpoint_was_chosen_names_the_file(
     assert error.path is not None and error.path.endswith(gone.name), f"{table}: the error names {error.path}"
     assert error.rule == "CKPT-READ-013", f"{table}: {error}"
     assert str(error).startswith("CHECKPOINT_CORRUPT: "), f"{table}: {error}"
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-READ-013")
+def test_no_observed_metrics_is_not_a_corrupt_checkpoint(spark: SparkSession) -> None:
+    """Top-level rows that are all file actions with a non-null ``add``: the optimizer proves the filter
+    for non-file rows false and drops the observed count with it, so Spark reports no metrics — the
+    non-file rows (none) and the file-action count (3) still come back; it was ``CHECKPOINT_CORRUPT``
+    (``Observation.get`` raised inside the read's error mapping), which also makes a reader fall back.
+
+    Spec: CKPT-READ-013
+    > A reader that does not or cannot fall back from an invalid or unreadable checkpoint MUST fail with
+    > the error code of the problem, and with `CHECKPOINT_CORRUPT` when a checkpoint file cannot be parsed.
+    """
+    from pyspark.sql import functions as F
+
+    columns = [F.struct(F.lit("p").alias("path")).alias("add"), F.lit(None).cast(REMOVE).alias("remove")]
+    columns += [F.lit(None).cast(ACTION_STRUCTS[c]).alias(c) for c in NON_FILE_COLUMNS]
+    top = spark.range(3).select(*columns)
+    assert _collect_non_file(top, "top-level") == ([], 3), "three file actions, no non-file action"
 
 
 #: A Spark-schema footer entry nested deeper than Python's recursion limit (json.loads raises RecursionError).
