@@ -75,6 +75,7 @@ from reference_impl.spark.jobs import spark_errors
 from reference_impl.spark.schemas import ACTION_STRUCTS
 from reference_impl.spark.session import session_source
 from reference_impl.storage import Location, SessionSource
+from reference_impl.storage.listed_scan import listed_scan
 from reference_impl.write.hint import last_checkpoint_document, schema_json, write_hint
 from reference_impl.write.incremental import layout_tags, plan_partial, sidecar_tags, with_name_set
 from reference_impl.write.name_sets import row_name_hash
@@ -203,9 +204,18 @@ class _Writer:
     def _read_back(self, staged: list[StagedFile], fmt: str, schema: T.StructType) -> dict[str, ActionCounts]:
         if not staged:
             return {}
-        uris = [s.path.spark_uri() for s in staged]
-        reader = self.spark.read.schema(schema)
-        df = reader.parquet(*uris) if fmt == "parquet" else reader.json(uris)
+        # One listing of the staging directory gives Spark every file's status (no probes per file).
+        directory = staged[0].path.parent
+        listed = {info.name: info for info in self.storage.list_dir(directory)}
+        missing = [s.path.name for s in staged if s.path.name not in listed or s.path.parent != directory]
+        if missing:
+            raise SelfCheckFailed(
+                f"staged file(s) {', '.join(missing)} not in {directory.name}",
+                path=str(directory),
+                rule="CKPT-WRITE-005",
+            )
+        files = [listed[s.path.name] for s in staged]
+        df = listed_scan(self.spark, directory, files, fmt, schema, {})
         counts = read_back_counts(df, row_name_hash() if self.plan.incremental else None)
         return {s.path.name: counts.get(s.path.name, ActionCounts(0, 0, 0)) for s in staged}
 
