@@ -27,7 +27,10 @@ Steps:
    ``(version, ord)`` (the last action wins), in the same plan as the scan; live files are the
    winning ``add`` rows; tombstones are winning ``remove`` rows newer than
    ``now - delta.deletedFileRetentionDuration`` (strictly);
-5. non-file actions (few) are replayed on the driver: the last ``protocol`` and ``metaData`` win,
+5. once the checkpoint is loaded, the session's SQL settings follow the bytes the replay reads
+   (:func:`~reference_impl.spark.session.size_queries`: a small log's queries run without adaptive
+   execution and generated code, issue #12);
+6. non-file actions (few) are replayed on the driver: the last ``protocol`` and ``metaData`` win,
    the latest ``txn`` per ``appId`` (expired ones dropped when
    ``delta.setTransactionRetentionDuration`` is set), the latest ``domainMetadata`` per domain
    with removed ones dropped.
@@ -73,7 +76,7 @@ from reference_impl.read.commits import corrupt_line, failing_commit, non_file_r
 from reference_impl.spark.columns import canonical_path, dv_unique_id
 from reference_impl.spark.jobs import spark_errors
 from reference_impl.spark.schemas import COMMIT_SCHEMA
-from reference_impl.spark.session import use_storage
+from reference_impl.spark.session import size_queries, use_storage
 from reference_impl.storage import Location, Storage
 from spec.table_state import TableState
 
@@ -429,6 +432,7 @@ def _build(
             segment.log_dir, segment.version, segment.checkpoint, segment.commits, segment.hint, skipped
         )
     checkpoint = load_checkpoint(spark, storage, log_dir, segment.checkpoint) if segment.checkpoint else None
+    size_queries(spark, sum(replayed_bytes(segment, checkpoint)))
     commits_df = read_commits(spark, storage, log_dir, segment.commits)
     commit_rows: list[tuple[int, dict[str, Any]]] = []
     file_frames: list[DataFrame] = []
@@ -469,6 +473,15 @@ def _build(
         state_df=live_state(state, min_tombstone),
         now_ms=now_ms,
     )
+
+
+def replayed_bytes(segment: LogSegment, checkpoint: CheckpointContent | None) -> tuple[int, int]:
+    """Bytes of the commit files and of the checkpoint files (top-level files, sidecars) ``segment`` replays."""
+    commits = sum(info.size for _, info in segment.commits)
+    if checkpoint is None:
+        return commits, 0
+    files = sum(info.size for info in checkpoint.instance.files)
+    return commits, files + sum(int(s.action.get("sizeInBytes") or 0) for s in checkpoint.sidecars)
 
 
 def _check_one_per_commit(commit_rows: list[tuple[int, dict[str, Any]]], log_dir: Location) -> None:

@@ -341,6 +341,34 @@ def _active_session() -> SparkSession | None:
     return SparkSession.getActiveSession()
 
 
+#: The replay of at most this many bytes of commits and checkpoint files is a small log (:func:`size_queries`).
+SMALL_LOG_BYTES = 8 << 20
+#: SQL settings of the queries over a small log (issue #12; a 10-commit table's checkpoint ran 5 Spark
+#: jobs and compiled 46 generated classes with Janino, with these 2 jobs and 2 classes): no adaptive
+#: execution (a query is one job, not one per stage) and Spark's interpreted expressions instead of
+#: generated code — Spark's own fallback path, with the same results; for a few thousand rows the
+#: compilation costs more than it saves. Larger logs keep Spark's defaults.
+SMALL_LOG_CONF: Mapping[str, str] = {
+    "spark.sql.adaptive.enabled": "false",
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+}
+
+
+def size_queries(spark: SparkSession, log_bytes: int) -> None:
+    """Set the session's :data:`SMALL_LOG_CONF` for the queries of a replay of ``log_bytes`` bytes when that
+    is at most :data:`SMALL_LOG_BYTES`, else Spark's defaults; a setting the session started with
+    (``--conf``, ``$DELTA_CKPT_SPARK_CONF``) is left as it is."""
+    started_with = spark.sparkContext.getConf()
+    for key, value in SMALL_LOG_CONF.items():
+        if started_with.contains(key):
+            continue
+        if log_bytes <= SMALL_LOG_BYTES:
+            spark.conf.set(key, value)
+        else:
+            spark.conf.unset(key)
+
+
 def use_storage(spark: SparkSession, storage: Storage, location: Location) -> None:
     """Give Spark the Hadoop configuration it needs to reach ``storage`` (e.g. S3A from the storage options),
     and check that Spark has a file system for ``location`` at all (a ``STORAGE_ERROR`` before any job).

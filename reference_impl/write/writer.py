@@ -69,7 +69,7 @@ from reference_impl.log.naming import (
     uuid_checkpoint_name,
 )
 from reference_impl.log.table import Table
-from reference_impl.read.snapshot import Snapshot, read_snapshot
+from reference_impl.read.snapshot import Snapshot, read_snapshot, replayed_bytes
 from reference_impl.spark.columns import as_nullable, nullable_df
 from reference_impl.spark.jobs import spark_errors
 from reference_impl.spark.schemas import ACTION_STRUCTS
@@ -254,7 +254,7 @@ class _Writer:
             to_write = state.to_write().rows
             num = sidecar_count(to_write, state.estimated_bytes, cores, self.plan.actions_per_sidecar)
         else:  # sized before the state is known (module docs of reference_impl.write.sizing)
-            actions, estimated_bytes = log_estimate(*_replayed_bytes(self.snap))
+            actions, estimated_bytes = log_estimate(*replayed_bytes(self.snap.segment, self.snap.checkpoint))
             num = sidecar_count(actions, estimated_bytes, cores, None)
         # Uncounted, no empty file is added (no other job may run on the observed rows first): Spark's
         # first task writes a schema-only file when the state is empty.
@@ -422,16 +422,6 @@ class _Writer:
 
 
 _HEAD_POSITION = "_delta_ckpt_head_position"
-
-
-def _replayed_bytes(snap: Snapshot) -> tuple[int, int]:
-    """Bytes of the commit files and of the checkpoint files (top-level files, sidecars) ``snap`` replayed."""
-    commits = sum(info.size for _, info in snap.segment.commits)
-    checkpoint = snap.checkpoint
-    if checkpoint is None:
-        return commits, 0
-    files = sum(info.size for info in checkpoint.instance.files)
-    return commits, files + sum(int(s.action.get("sizeInBytes") or 0) for s in checkpoint.sidecars)
 
 
 def _needs_counts(plan: CheckpointPlan, partial: PartialState | None) -> bool:
