@@ -60,20 +60,6 @@ from tests.support.servers.hold_proxy import holding_proxy  # noqa: E402
 from tests.support.servers.seaweed import S3Server, seaweed_s3  # noqa: E402
 
 CONTENDERS = ("local", "s3")
-_REQUESTS = re.compile(r"^SeaweedFS_s3_request_total\{(?P<labels>[^}]*)\} (?P<value>[0-9.e+]+)$")
-_TYPE = re.compile(r'type="(?P<type>[^"]*)"')
-
-
-def requests_by_type(server: S3Server) -> Counter[str]:
-    """The server's S3 request counters, summed over bucket and status code, by request type."""
-    text = urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=30).read()
-    out: Counter[str] = Counter()
-    for line in text.decode().splitlines():
-        match = _REQUESTS.match(line)
-        kind = _TYPE.search(match.group("labels")) if match else None
-        if match and kind:
-            out[kind.group("type")] += int(float(match.group("value")))
-    return out
 
 
 def run_checkpoint(table: str, global_args: list[str], options: list[str]) -> dict[str, Any]:
@@ -189,9 +175,9 @@ def main(argv: list[str] | None = None) -> int:
                     row = run_checkpoint(str(table), [], [])
                 else:
                     uri = upload(server, source, f"bench-{rep}")
-                    before = requests_by_type(server)
+                    before = server.requests_by_type()
                     row = run_checkpoint(uri, conf, options)
-                    row["requests"] = dict(sorted((requests_by_type(server) - before).items()))
+                    row["requests"] = dict(sorted((server.requests_by_type() - before).items()))
                 rows.append({"contender": contender, "rep": rep, **row})
                 print(json.dumps(rows[-1]), flush=True)
             write_results(args, rows)  # after every repetition: a run stopped early keeps what it measured

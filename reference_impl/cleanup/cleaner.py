@@ -81,6 +81,13 @@ which deletes what :meth:`~reference_impl.storage.Storage.list_tree` lists — t
 was made on: on an object store the objects under its prefix, S3A's directory markers included; a
 prefix with no object under it holds no file, so it is kept, never reported deleted: spec §19.4).
 
+On an object store (:attr:`~reference_impl.storage.Storage.batched_deletes`) the same order is kept
+batch by batch (:func:`_batches`): a batch from each checkpoint version up to the next, deleted with
+one DeleteObjects request after the previous batch succeeded, so the commits below a checkpoint are
+gone before it (``CKPT-CLEAN-022``) and every log between batches is one a smaller cleanup would
+have left; within a batch the store deletes in its own order. A failed batch is one
+``STORAGE_ERROR`` saying which of its files are gone and that nothing after it was deleted.
+
 * Ascending versions: every intermediate log is the log a smaller cleanup would have left — the
   remaining commits stay contiguous (``CKPT-CLEAN-002`` holds at every step), and each old version
   either still reconstructs correctly or fails cleanly (``VERSION_NOT_FOUND``); no reader ever
@@ -342,22 +349,89 @@ def _check_invariants(
     return checks, versions
 
 
+def _batches(decisions: list[FileDecision], batched: bool) -> list[list[FileDecision]]:
+    """The plan's deletions in order, grouped into the batches they are deleted in.
+
+    One file a batch, unless the store deletes in batches (an object store's DeleteObjects): then a
+    new batch starts at each checkpoint version, so every commit below a checkpoint is gone before
+    the checkpoint's files (``CKPT-CLEAN-022``), at the sidecars, and at each staging directory.
+    """
+    out: list[list[FileDecision]] = []
+    previous: FileDecision | None = None
+    for decision in decisions:
+        starts = (
+            not batched
+            or previous is None
+            or decision.kind is LogFileKind.STAGING
+            or (decision.kind is LogFileKind.SIDECAR and previous.kind is not LogFileKind.SIDECAR)
+            or (
+                decision.kind.is_checkpoint
+                and not (previous.kind.is_checkpoint and previous.version == decision.version)
+            )
+        )
+        if starts:
+            out.append([])
+        out[-1].append(decision)
+        previous = decision
+    return out
+
+
+def _present(table: _Table, decisions: list[FileDecision]) -> set[str]:
+    """Names (relative to ``_delta_log``) of the files there now: one listing of each directory involved."""
+    names = {f.name for f in table.storage.list_dir(table.log_dir)}
+    if any(d.kind is LogFileKind.SIDECAR for d in decisions):
+        names |= {f"{SIDECAR_DIR}/{f.name}" for f in table.storage.list_dir(table.log_dir / SIDECAR_DIR)}
+    return names
+
+
+def _delete_batch(table: _Table, batch: list[FileDecision], present: set[str], done: list[str]) -> None:
+    """Delete one batch (and its Hadoop checksums) at once; a failure says exactly what is gone."""
+    names = [n for d in batch for n in (d.name, *d.companions) if n in present]
+    try:
+        table.storage.delete_many(table.log_dir / name for name in names)
+    except StorageError as exc:
+        left = _present(table, batch)
+        gone = [d.name for d in batch if d.name in present and d.name not in left]
+        kept = [d.name for d in batch if d.name in left]
+        raise StorageError(
+            f"{exc.message}; deleted before this batch: {len(done)} planned file(s)"
+            + (f" (the last {done[-1]})" if done else "")
+            + f"; of this batch: gone {gone or 'none'}, still there {kept}; nothing after it was deleted",
+            path=exc.path,
+            rule=exc.rule,
+        ) from None
+
+
 def _delete(table: _Table, decisions: list[FileDecision], hooks: Hooks) -> list[str]:
-    """Delete in plan order (log files by version, sidecars, staging), with Hadoop checksums; returns the already gone."""
+    """Delete in plan order (log files by version, sidecars, staging), with Hadoop checksums; returns the already gone.
+
+    On a store that deletes in batches, each :func:`_batches` batch is one request (up to 1,000
+    keys) sent only after the previous one succeeded, and what was already gone is read from one
+    listing taken before the first; elsewhere, one file at a time.
+    """
+    storage = table.storage
+    present = _present(table, decisions) if storage.batched_deletes else None
     gone: list[str] = []
+    done: list[str] = []
     log_done = False
     with table.progress.phase(f"delete {len(decisions)} file(s)"):
-        for count, decision in enumerate(decisions, start=1):
-            if decision.kind in (LogFileKind.SIDECAR, LogFileKind.STAGING) and not log_done:
+        for batch in _batches(decisions, present is not None):
+            if batch[0].kind in (LogFileKind.SIDECAR, LogFileKind.STAGING) and not log_done:
                 hooks.reached(PublicationPoint.LOG_FILES_DELETED)
                 log_done = True
-            if decision.kind is LogFileKind.STAGING:  # CKPT-CLEAN-025: the directory with everything in it
-                table.storage.remove_tree(table.log_dir / decision.name.removesuffix("/"))
-            elif not table.storage.delete(table.log_dir / decision.name):
-                gone.append(decision.name)
-            for companion in decision.companions:
-                table.storage.delete(table.log_dir / companion)
-            hooks.reached(PublicationPoint.FILE_DELETED, count)
+            if batch[0].kind is LogFileKind.STAGING:  # CKPT-CLEAN-025: the directory with everything in it
+                storage.remove_tree(table.log_dir / batch[0].name.removesuffix("/"))
+            elif present is not None:
+                gone += [d.name for d in batch if d.name not in present]
+                _delete_batch(table, batch, present, done)
+            else:
+                if not storage.delete(table.log_dir / batch[0].name):
+                    gone.append(batch[0].name)
+                for companion in batch[0].companions:
+                    storage.delete(table.log_dir / companion)
+            for decision in batch:
+                done.append(decision.name)
+                hooks.reached(PublicationPoint.FILE_DELETED, len(done))
         if not log_done:
             hooks.reached(PublicationPoint.LOG_FILES_DELETED)
     hooks.reached(PublicationPoint.CLEANUP_DONE)

@@ -64,6 +64,9 @@ class Storage(Protocol):
     """
 
     guarantees: StorageGuarantees
+    #: Whether :meth:`delete_many` deletes in one request what :meth:`delete` would in many (an object
+    #: store's DeleteObjects), so the cleaner deletes in batches (:func:`reference_impl.cleanup.cleaner._batches`).
+    batched_deletes: bool
 
     def spark_conf(self) -> Mapping[str, str]:
         """Hadoop configuration Spark needs to reach this store (e.g. ``fs.s3a.*`` from the storage options)."""

@@ -131,6 +131,8 @@ def _explain(exc: BaseException, authority: str) -> str:
 class HadoopStorage:
     """A Hadoop file system reached through a Spark session's JVM (see the module docs)."""
 
+    batched_deletes = False  # Hadoop's FileSystem deletes one path a call
+
     def __init__(self, location: Location, options: Mapping[str, str], spark: SparkSession) -> None:
         self.scheme = location.scheme
         self.authority = location.authority

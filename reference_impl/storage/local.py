@@ -50,6 +50,7 @@ class LocalStorage:
     """The local file system (see the module docs)."""
 
     guarantees = StorageGuarantees(atomic_create=True, atomic_replace=True, consistent_listing=True)
+    batched_deletes = False
 
     def spark_conf(self) -> Mapping[str, str]:
         return {}

@@ -72,6 +72,7 @@ class ObjectStoreStorage:
         rename=False,
         mtime_resolution_ms=1000,
     )
+    batched_deletes = True
 
     def __init__(self, location: Location, options: Mapping[str, str]) -> None:
         from obstore.store import S3Store

@@ -30,12 +30,15 @@ from conformance.oracles.delta_spark import delta_spark_state
 from conformance.tables.builder import metadata, protocol, schema, schema_field, write_log
 from fixtures import FIXTURES_DIR
 from reference_impl.cleanup.cleaner import cleanup
+from reference_impl.cleanup.plan import FileDecision
 from reference_impl.cli.main import main
+from reference_impl.hooks import NoHooks, PublicationPoint
 from reference_impl.log.naming import commit_name, parse_log_file_name
 from reference_impl.read.snapshot import read_snapshot
 from reference_impl.storage import Location, Storage, storage_for
 from reference_impl.write.writer import write_checkpoint
 from spec.table_state import TableState
+from spec.vocabulary import LogFileKind
 from tests.reference_impl.cleanup.conftest import CleanupTables
 from tests.reference_impl.write.conftest import ShapeCache
 from tests.reference_impl.write.helpers import CHECKPOINT_KINDS
@@ -72,6 +75,37 @@ def prune_commits_before(storage: Storage, root: Location, version: int) -> list
     ]
     storage.delete_many(log / name for name in gone)
     return gone
+
+
+class DeleteRequests(NoHooks):
+    """Counts the server's ``DELETE`` requests (a DeleteObjects is one) from the compatibility checkpoint on.
+
+    SeaweedFS counts a request after it has answered it, so the total is read once the test has done
+    its later reads (no delete among them), not at the cleaner's last point.
+    """
+
+    def __init__(self, server: S3Server) -> None:
+        self.server = server
+        self.before: int | None = None
+
+    def reached(self, point: PublicationPoint, count: int | None = None) -> None:
+        if point is PublicationPoint.COMPAT_WRITTEN:
+            self.before = self.server.requests_by_type()["DELETE"]
+
+    def since_compat(self) -> int:
+        assert self.before is not None, "the cleaner never reached cleanup:compat"
+        return self.server.requests_by_type()["DELETE"] - self.before
+
+
+def expected_batches(deleted: list[FileDecision]) -> int:
+    """Deletion batches: one from each checkpoint version on (and one before the first, if it is not a
+    checkpoint), one of sidecars, one a staging directory."""
+    log = [d for d in deleted if d.kind not in (LogFileKind.SIDECAR, LogFileKind.STAGING)]
+    starts = len({d.version for d in log if d.kind.is_checkpoint}) + int(
+        bool(log) and not log[0].kind.is_checkpoint
+    )
+    sidecars = any(d.kind is LogFileKind.SIDECAR for d in deleted)
+    return starts + int(sidecars) + sum(d.kind is LogFileKind.STAGING for d in deleted)
 
 
 @pytest.fixture(scope="module")
@@ -149,7 +183,9 @@ def test_cleanup_on_s3_equals_cleanup_on_local_disk(
 ) -> None:
     """The cleanup base (UUID-named V2 checkpoints, shared sidecars, a compatibility checkpoint to write)
     on S3 and on a local copy given the S3 modification times: cleaned four days later, same deletions,
-    same compatibility checkpoint, same files left, same state.
+    same compatibility checkpoint, same files left, same state. On S3 the files go in batches (one
+    DeleteObjects from each checkpoint version on, one of sidecars: CKPT-CLEAN-022's order), counted
+    by the server: fewer requests than files.
 
     Spec: CKPT-CLEAN-004
     "A cleaner that finds no complete checkpoint at or before the cutoff commit MUST NOT delete any
@@ -166,9 +202,10 @@ def test_cleanup_on_s3_equals_cleanup_on_local_disk(
     for name, mtime_ms in listed.items():  # the local copy gets S3's whole-second times
         os.utime(local.log_dir / name, ns=(mtime_ms * 1_000_000, mtime_ms * 1_000_000))
     now = max(listed.values()) + 4 * DAY_MS  # the table keeps 3 days of log
+    deletes = DeleteRequests(s3_server)
     results = {
         "local": cleanup(local.path, now_ms=now, spark=s3_spark),
-        "s3": cleanup(root.uri, now_ms=now, spark=s3_spark, storage_options=options),
+        "s3": cleanup(root.uri, now_ms=now, spark=s3_spark, storage_options=options, hooks=deletes),
     }
     summary = {k: (r.status, r.deleted_paths(), r.compat) for k, r in results.items()}
     assert summary["s3"] == summary["local"], f"{root}: S3 {summary['s3']} vs local {summary['local']}"
@@ -179,6 +216,11 @@ def test_cleanup_on_s3_equals_cleanup_on_local_disk(
     ours_s3 = read_snapshot(s3_spark, root.uri, now_ms=now, storage_options=options).table_state()
     assert_states_equal(
         ours_local, ours_s3, context=f"{root}: our reader, local (expected) vs S3 after cleanup"
+    )
+    deleted = results["s3"].deleted
+    assert deletes.since_compat() == expected_batches(deleted) < len(deleted), (
+        f"{root}: {deletes.since_compat()} DELETE requests for {len(deleted)} files, "
+        f"expected {expected_batches(deleted)} batches: {[d.name for d in deleted]}"
     )
 
 

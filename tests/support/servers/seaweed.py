@@ -13,12 +13,14 @@ import contextlib
 import hashlib
 import hmac
 import json
+import re
 import secrets
 import shutil
 import subprocess
 import sys
 import time
 import urllib.request
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -30,6 +32,8 @@ from tests.support.servers.processes import LOOPBACK, free_ports, stop_group, wa
 
 #: The bucket every test table lives in (created by ``weed -bucket`` at start-up).
 BUCKET = "delta-ckpt-tests"
+_REQUESTS = re.compile(r"^SeaweedFS_s3_request_total\{(?P<labels>[^}]*)\} (?P<value>[0-9.e+]+)$")
+_TYPE = re.compile(r'type="(?P<type>[^"]*)"')
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,18 @@ class S3Server:
 
     def uri(self, key: str) -> str:
         return f"s3://{self.bucket}/{key.strip('/')}"
+
+    def requests_by_type(self) -> Counter[str]:
+        """The server's S3 request counters (``SeaweedFS_s3_request_total`` on its metrics port), summed over
+        bucket and status code, by request type (a ``HEAD`` counts as ``GET``, a DeleteObjects as one ``DELETE``)."""
+        text = urllib.request.urlopen(f"http://{LOOPBACK}:{self.metrics_port}/metrics", timeout=30).read()
+        out: Counter[str] = Counter()
+        for line in text.decode().splitlines():
+            match = _REQUESTS.match(line)
+            kind = _TYPE.search(match.group("labels")) if match else None
+            if match and kind:
+                out[kind.group("type")] += int(float(match.group("value")))
+        return out
 
     def raw_keys(self, prefix: str, delimiter: str = "") -> list[str]:
         """Every key under ``prefix`` exactly as the server lists it, keys ending in ``/`` included.
