@@ -68,10 +68,11 @@ def row_name_hash() -> Column:
 
 def touched_hashes(touched: DataFrame) -> npt.NDArray[np.int64]:
     """The distinct hashes of the last path segments of ``touched``'s canonical paths (``_path``),
-    sorted; one Spark job (the commits after the base are read and canonicalized once)."""
+    sorted; one Spark job, no shuffle (the commits after the base are read and canonicalized once;
+    made distinct on the driver), collected as Arrow."""
     key = F.xxhash64(F.substring_index("_path", "/", -1)).alias("_h")
-    rows = touched.select(key).distinct().collect()
-    return np.unique(np.fromiter((r["_h"] for r in rows), dtype=np.int64, count=len(rows)))
+    column = touched.select(key).toArrow().column("_h")
+    return np.unique(column.to_numpy().astype(np.int64))
 
 
 def encode(hashes: list[int]) -> bytes:
