@@ -27,9 +27,9 @@ create-if-absent, ``CKPT-WRITE-006``; the reader and the cleaner work on any):
 
 | scheme | atomic create-if-absent | rename | why |
 |---|---|---|---|
-| ``hdfs``, ``viewfs`` | yes | yes (NameNode metadata) | ``FileContext.rename(…, NONE)`` fails atomically at the NameNode if the target exists |
-| ``s3a`` | **no** | no (copy + delete) | ``create(path, overwrite=false)`` probes, then uploads: apache/hadoop ``hadoop-tools/hadoop-aws/src/main/java/org/apache/hadoop/fs/s3a/S3AFileSystem.java`` ``innerCreateFile``, release 3.5.0 (the version pyspark ships), L2163-2172 (``innerGetFileStatus``, then ``FileAlreadyExistsException``), so two writers can both "create"; ``If-None-Match: *`` is sent only through ``createFile(path).must("fs.option.create.conditional.overwrite", true)`` (L2111-2117), which ``FileContext.rename`` does not use; a rename is a COPY and a DELETE. Use ``s3://`` to write: conditional PUTs |
-| any other (``abfss``, ``gs``, …) | **no** (not verified here) | no | the connector's semantics are its own |
+| ``hdfs`` | yes | yes (NameNode metadata) | ``FileContext.rename(…, NONE)`` fails atomically at the NameNode if the target exists |
+| ``s3a`` | **no** | no (copy + delete) | ``create(path, overwrite=false)`` probes, then uploads: apache/hadoop ``hadoop-tools/hadoop-aws/src/main/java/org/apache/hadoop/fs/s3a/S3AFileSystem.java`` ``innerCreateFile``, release 3.5.0 (the version pyspark ships), L2163-2172 (``innerGetFileStatus``, then ``FileAlreadyExistsException``), so two writers can both "create"; ``If-None-Match: *`` is sent only through ``createFile(path).must("fs.option.create.conditional.overwrite", true)`` (L2111-2117), which ``FileContext.rename`` does not use; a rename is a COPY and a DELETE, and ``FileContext.rename(…, OVERWRITE)`` first deletes the target (``AbstractFileSystem.renameInternal(src, dst, overwrite)``: "Default implementation deals with overwrite in a non-atomic way"; ``org.apache.hadoop.fs.s3a.S3A`` extends ``DelegateToFileSystem``, which overrides only the two-argument ``renameInternal`` — javap of hadoop-aws-3.5.0 and hadoop-client-api-3.5.0), so a replaced ``_last_checkpoint`` is briefly absent. Use ``s3://`` to write: conditional PUTs |
+| any other (``viewfs``, ``abfss``, ``gs``, …) | **no** (not verified here) | no | the connector's semantics are its own (a ``viewfs`` mount point may lead to any file system, ``s3a`` included) |
 
 Options: Hadoop configuration keys (containing ``.``); on ``s3a://`` also the S3 options of
 :mod:`~reference_impl.storage.options` (``AWS_ENDPOINT_URL``, …), translated as for ``s3://``.
@@ -70,10 +70,9 @@ _HDFS = StorageGuarantees(
 )
 GUARANTEES: Mapping[str, StorageGuarantees] = {
     "hdfs": _HDFS,
-    "viewfs": _HDFS,
     "s3a": StorageGuarantees(
         atomic_create=False,
-        atomic_replace=True,
+        atomic_replace=False,
         consistent_listing=True,
         rename=False,
         mtime_resolution_ms=1000,
