@@ -125,13 +125,15 @@ class DeltaSparkImplementation:
             state = snapshot_state(spark, snap)
         except (Py4JJavaError, PySparkException) as exc:
             raise self._fail(exc) from exc
-        rows = None
-        try:
-            rows = snapshot_row_count(spark, snap)
-        except (Py4JJavaError, PySparkException):
-            rows = None  # data files absent (log-only tables) or unreadable: only the state is compared
+
+        def count() -> int | None:  # a scan of the data files (2 Spark jobs): only when a test compares rows
+            try:
+                return snapshot_row_count(spark, snap)
+            except (Py4JJavaError, PySparkException):
+                return None  # data files absent (log-only tables) or unreadable: only the state is compared
+
         checkpoint = state.source.get("checkpoint")
-        return ReadResult(state=state, rows=rows, checkpoint=checkpoint["files"][0] if checkpoint else None)
+        return ReadResult(state=state, checkpoint=checkpoint["files"][0] if checkpoint else None, count=count)
 
     def write_checkpoint(self, table: Path, *, profile: str, version: int | None = None) -> None:
         from py4j.protocol import Py4JJavaError

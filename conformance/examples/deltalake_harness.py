@@ -93,7 +93,7 @@ def handle(impl: Any, request: dict[str, Any], *, reader_only: bool = False) -> 
             result = impl.read(Path(request["table"]), version=request.get("version"))
             state = result.state.to_json()
             state.pop("source", None)
-            return {"ok": True, "result": {"state": state, "rows": result.rows, "checkpoint": None}}
+            return {"ok": True, "result": {"state": state, "rows": result.visible_rows(), "checkpoint": None}}
         if op == "write_checkpoint":
             impl.write_checkpoint(
                 Path(request["table"]), profile=request["profile"], version=request.get("version")
