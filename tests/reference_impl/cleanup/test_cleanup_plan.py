@@ -35,6 +35,7 @@ from reference_impl.log.naming import (
 from reference_impl.log.table_properties import MS_PER_DAY
 from reference_impl.storage import FileInfo, Location
 from reference_impl.storage.local import LocalStorage
+from spec.vocabulary import LogFileKind
 
 DAY = MS_PER_DAY
 HOUR = 3_600_000
@@ -324,3 +325,40 @@ def test_in_commit_timestamps_come_from_the_first_action(tmp_path: Path) -> None
     assert read_in_commit_timestamp(STORAGE, Location.parse(good)) == 1234
     with pytest.raises(LogCorrupt):
         read_in_commit_timestamp(STORAGE, Location.parse(bad))
+
+
+@pytest.mark.requirement("CKPT-CLEAN-022")
+def test_deletion_batches_never_hold_a_checkpoint_with_a_commit_below_it(tmp_path: Path) -> None:
+    """Spec: CKPT-CLEAN-022
+    "A cleaner that deletes the history before *P* SHOULD delete every commit file of a version less
+    than a checkpoint's version before it deletes that checkpoint's files."
+
+    An object store deletes a batch in its own order, so the cleaner's batches
+    (``cleaner._batches``) must keep every commit below a checkpoint in an earlier batch than any of
+    that checkpoint's files; one file a batch where the store has no batch delete."""
+    from reference_impl.cleanup.cleaner import _batches
+
+    log_dir = _log(
+        tmp_path,
+        10,
+        {
+            2: [part_checkpoint_name(2, 1, 2), part_checkpoint_name(2, 2, 2)],
+            4: [classic_checkpoint_name(4)],
+            8: [classic_checkpoint_name(8)],
+        },
+    )
+    _, plan = _plan(log_dir, T0 + 10 * DAY + 12 * HOUR, 1)  # cutoff checkpoint 8
+    deletions = plan.deletions
+    batches = _batches(deletions, True)
+    where = f"{log_dir}: batches {[[d.name for d in b] for b in batches]}"
+    assert [d for b in batches for d in b] == deletions and 1 < len(batches) < len(deletions), where
+    for index, batch in enumerate(batches):
+        for checkpoint in (d.version for d in batch if d.kind.is_checkpoint and d.version is not None):
+            later = [
+                d.name
+                for b in batches[index:]
+                for d in b
+                if d.kind is LogFileKind.COMMIT and d.version is not None and d.version < checkpoint
+            ]
+            assert not later, f"{where}: commits {later} are deleted with or after checkpoint {checkpoint}"
+    assert _batches(deletions, False) == [[d] for d in deletions], f"{log_dir}: one file a batch expected"
