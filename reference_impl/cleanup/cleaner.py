@@ -571,6 +571,17 @@ def cleanup(
     sidecars = report.sidecars = _plan_sidecars(log, clocks, refs, refs.skipped_reason)
     staging = report.staging = plan_staging(log.staging, cutoff_ms=staging_at)
     report.compat = compat.decide(latest, log.listing, bool(plan.deletions))
+    if (
+        not dry_run
+        and report.compat.action is CompatAction.WOULD_CREATE
+        and not t.storage.guarantees.atomic_create
+    ):
+        raise StorageError(
+            "this store cannot create a file only if it is absent, so the compatibility checkpoint "
+            f"{report.compat.name} cannot be published safely; nothing was written or deleted",
+            path=str(t.log_dir),
+            rule="CKPT-WRITE-006",
+        )
     deletions = plan.deletions + sidecars.deletions + staging.deletions
     if not deletions:
         return report.result(CleanupStatus.NOTHING_TO_DELETE, "nothing is old enough to delete")
@@ -580,13 +591,6 @@ def cleanup(
     if dry_run:
         message = f"dry run: would delete {len(deletions)} file(s); nothing was changed"
         return report.result(CleanupStatus.DRY_RUN, message)
-    if report.compat.action is CompatAction.WOULD_CREATE and not t.storage.guarantees.atomic_create:
-        raise StorageError(
-            "this store cannot create a file only if it is absent, so the compatibility checkpoint "
-            f"{report.compat.name} cannot be published safely; nothing was written or deleted",
-            path=str(t.log_dir),
-            rule="CKPT-WRITE-006",
-        )
     hooks.reached(PublicationPoint.CLEANUP_PLANNED)
     if report.compat.action is CompatAction.WOULD_CREATE:
         compat.write(t.spark, latest, log.listing, report.compat, t.read, t.progress)

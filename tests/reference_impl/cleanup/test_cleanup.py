@@ -14,6 +14,7 @@ import os
 import shutil
 import time
 import uuid
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,13 +26,15 @@ from conformance.oracles.delta_spark import delta_snapshot, delta_spark_cleanup,
 from conformance.tables.mutations import rewrite_sidecar_paths
 from conformance.tables.real_writers import NOW
 from conformance.tables.real_writers import CleanupBase as Base
+from fixtures import FIXTURES_DIR
 from reference_impl.cleanup.cleaner import cleanup
 from reference_impl.cli.main import main
-from reference_impl.errors import VersionNotFound
+from reference_impl.errors import StorageError, VersionNotFound
 from reference_impl.log.naming import SIDECAR_DIR, classic_checkpoint_name, commit_name, crc_name
 from reference_impl.log.table_properties import MS_PER_DAY
 from reference_impl.read.snapshot import read_snapshot
-from reference_impl.storage import Location
+from reference_impl.storage import Location, factory
+from reference_impl.storage.local import LocalStorage
 from tests.reference_impl.cleanup.conftest import CleanupTables
 from tests.reference_impl.cleanup.helpers import top_level_actions
 from tests.support.listings import log_files, snapshot_files
@@ -787,3 +790,38 @@ def test_old_staging_is_collected_and_a_fresh_one_kept(
         left = {p: s for p, s in after.items() if p.startswith(f"_delta_log/{name}/")}
         was = {p: s for p, s in before.items() if p.startswith(f"_delta_log/{name}/")}
         assert left == was and (log_dir / name).is_dir(), f"{log_dir / name}: changed by the cleanup"
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-WRITE-006")
+def test_no_compatibility_checkpoint_on_a_store_without_atomic_create(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ``v2_uuid_json_sidecars`` golden table, its UUID-named checkpoint the cutoff checkpoint, on a store
+    that declares no atomic create-if-absent (as ``s3a://`` does): the cleaner would write a compatibility
+    checkpoint, so it stops with one STORAGE_ERROR naming ``_delta_log`` and the rule; nothing written or
+    deleted.
+
+    Spec: CKPT-WRITE-006
+    "A writer MUST publish each classic or UUID-named top-level file atomically, so that no reader can
+    see it partially written, and MUST NOT publish a UUID-named top-level file under a name that an
+    existing file already has"
+    """
+
+    def without_atomic_create(*args: object) -> LocalStorage:
+        storage = LocalStorage()
+        storage.guarantees = replace(storage.guarantees, atomic_create=False)
+        return storage
+
+    table = tmp_path / "table"
+    shutil.copytree(FIXTURES_DIR / "valid" / "v2_uuid_json_sidecars" / "table", table)
+    before = {p: p.stat().st_mtime_ns for p in table.rglob("*")}
+    now = max(before.values()) // 1_000_000 + 3 * MS_PER_DAY
+    monkeypatch.setitem(factory.STORAGES, "file", without_atomic_create)
+    with pytest.raises(StorageError) as info:
+        cleanup(table, now_ms=now, retention_ms=MS_PER_DAY, spark=spark)
+    error = info.value
+    assert error.rule == "CKPT-WRITE-006" and error.path == str(table / "_delta_log"), str(error)
+    assert "compatibility checkpoint" in error.message, str(error)
+    after = {p: p.stat().st_mtime_ns for p in table.rglob("*")}
+    assert after == before, f"{table}: changed {sorted(set(after) ^ set(before))}"

@@ -254,7 +254,7 @@ def test_store_without_atomic_create_is_refused_before_anything_is_written(
 ) -> None:
     """A store that declares no atomic create-if-absent (``StorageGuarantees.atomic_create``) gives one
     ``STORAGE_ERROR`` naming ``_delta_log`` with CKPT-WRITE-006, exit 2, and no change — before Spark
-    starts. None of the bundled stores lacks the guarantee, so the local store declares the weaker one.
+    starts. Here the local store declares the weaker guarantee (``s3a://`` has it: ``test_s3.py``).
 
     Spec: CKPT-WRITE-006
     "A writer MUST publish each classic or UUID-named top-level file atomically, so that no reader can
