@@ -163,6 +163,7 @@ def _assert_recorded_counts(spark: SparkSession, table: Path, result: Checkpoint
         r["sidecar"] for f in result.top_level for r in rows_of(log_dir(table) / f.name) if "sidecar" in r
     ]
     assert len(actions) == len(result.sidecars), f"{table} v{result.version}: {actions}"
+    name_sets: dict[Path, tuple[list[str], bytes]] = {}
     for action in actions:
         path = log_dir(table) / "_sidecars" / action["path"]
         rows = rows_of(path)
@@ -175,9 +176,13 @@ def _assert_recorded_counts(spark: SparkSession, table: Path, result: Checkpoint
         want[NAME_SET_TAG] = f"{len(names)}:{hashlib.sha256(data).hexdigest()}"
         got = dict(action.get("tags") or {})
         assert got == want, f"{path}: the sidecar action's tags are {got}, its rows {want}"
-        hashed = spark.createDataFrame([(n,) for n in names], "n string").select(F.xxhash64("n"))
+        name_sets[path] = names, data
+    every = sorted({n for names, _ in name_sets.values() for n in names})
+    hashed = spark.createDataFrame([(n,) for n in every], "n string").select("n", F.xxhash64("n"))
+    hash_of = {str(r[0]): int(r[1]) for r in hashed.collect()}  # one Spark job for the checkpoint
+    for path, (names, data) in name_sets.items():
         held = np.frombuffer(data[len(MAGIC) :], dtype="<i8").tolist()
-        assert data.startswith(MAGIC) and held == sorted(int(r[0]) for r in hashed.collect()), (
+        assert data.startswith(MAGIC) and held == sorted({hash_of[n] for n in names}), (
             f"{path}.names holds {held}, the hashes of its names {names}"
         )
 
