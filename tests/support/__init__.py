@@ -4,6 +4,7 @@
 |---|---|
 | :mod:`~tests.support.listings` | names and file-tree snapshots of a table (on :mod:`conformance.decode.files`, shared with the suite) |
 | :mod:`~tests.support.faults` | fault hooks: crash or raise at a publication point, fail a Spark task |
+| :mod:`~tests.support.stores` | a local store that declares weaker guarantees (no atomic create-if-absent), for the refusals no bundled store triggers |
 | :mod:`~tests.support.fault_cli` | ``python -m tests.support.fault_cli DIRECTIVES ARGS…``: ``delta-ckpt`` with fault hooks |
 
 Skip-or-fail-in-CI is :func:`conformance.plugin.unavailable` (the suite and the tests share one

@@ -14,7 +14,6 @@ import os
 import shutil
 import time
 import uuid
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,11 +32,11 @@ from reference_impl.errors import StorageError, VersionNotFound
 from reference_impl.log.naming import SIDECAR_DIR, classic_checkpoint_name, commit_name, crc_name
 from reference_impl.log.table_properties import MS_PER_DAY
 from reference_impl.read.snapshot import read_snapshot
-from reference_impl.storage import Location, factory
-from reference_impl.storage.local import LocalStorage
+from reference_impl.storage import Location
 from tests.reference_impl.cleanup.conftest import CleanupTables
 from tests.reference_impl.cleanup.helpers import top_level_actions
 from tests.support.listings import log_files, snapshot_files
+from tests.support.stores import local_store_without_atomic_create
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -808,16 +807,11 @@ def test_no_compatibility_checkpoint_on_a_store_without_atomic_create(
     existing file already has"
     """
 
-    def without_atomic_create(*args: object) -> LocalStorage:
-        storage = LocalStorage()
-        storage.guarantees = replace(storage.guarantees, atomic_create=False)
-        return storage
-
     table = tmp_path / "table"
     shutil.copytree(FIXTURES_DIR / "valid" / "v2_uuid_json_sidecars" / "table", table)
     before = {p: p.stat().st_mtime_ns for p in table.rglob("*")}
     now = max(before.values()) // 1_000_000 + 3 * MS_PER_DAY
-    monkeypatch.setitem(factory.STORAGES, "file", without_atomic_create)
+    local_store_without_atomic_create(monkeypatch)
     with pytest.raises(StorageError) as info:
         cleanup(table, now_ms=now, retention_ms=MS_PER_DAY, spark=spark)
     error = info.value

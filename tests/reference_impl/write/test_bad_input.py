@@ -21,7 +21,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -31,12 +31,11 @@ from conformance.tables.builder import add, metadata, protocol, schema, schema_f
 from reference_impl.cli.main import main
 from reference_impl.errors import CheckpointError
 from reference_impl.log.naming import commit_name
-from reference_impl.storage import factory
-from reference_impl.storage.local import LocalStorage
 from reference_impl.write.options import CheckpointOptions
 from reference_impl.write.writer import write_checkpoint
 from tests.reference_impl.write.conftest import known_requirement_ids
 from tests.support.listings import listing_diff, tree_listing
+from tests.support.stores import local_store_without_atomic_create
 
 ERROR_LINE = re.compile(
     r"^(?P<code>[A-Z][A-Z0-9_]+): (?P<message>.+?)(?: \[file: (?P<file>[^\]]+)\])?(?: \[rule: (?P<rule>[^\]]+)\])?$"
@@ -262,12 +261,7 @@ def test_store_without_atomic_create_is_refused_before_anything_is_written(
     existing file already has"
     """
 
-    def without_atomic_create(*args: object) -> LocalStorage:
-        storage = LocalStorage()
-        storage.guarantees = replace(storage.guarantees, atomic_create=False)
-        return storage
-
-    monkeypatch.setitem(factory.STORAGES, "file", without_atomic_create)
+    local_store_without_atomic_create(monkeypatch)
     table = _table(tmp_path, "plain")
     case = Case("no-atomic-create", "plain", (), "STORAGE_ERROR", "CKPT-WRITE-006", "_delta_log")
     before = tree_listing(table)
