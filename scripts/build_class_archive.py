@@ -26,9 +26,12 @@ from reference_impl.storage import class_archive  # noqa: E402
 
 
 def build(*, force: bool = False) -> Path | None:
-    """The archive for this Java and pyspark, built unless it exists; ``None`` without Java."""
+    """The archive for this Java and pyspark, built unless it exists with its unsigned jars; ``None``
+    without Java. An archive whose jars are gone is built again: the JVM maps an archive only with the
+    classpath it was trained on (the jars' sizes and times), so new copies need a new archive."""
     path = class_archive.archive_path()
-    if path is None or (path.is_file() and not force):
+    jars = class_archive.unsigned_jars_dir()
+    if path is None or (path.is_file() and jars is not None and jars.is_dir() and not force):
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
     _unsigned_jars()
