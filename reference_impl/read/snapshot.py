@@ -26,7 +26,8 @@ Steps:
    empty segments removed, decoded: ``CKPT-CONTENT-014``) one ``max_by`` keeps the action with the greatest
    ``(version, ord)`` (the last action wins), in the same plan as the scan; live files are the
    winning ``add`` rows; tombstones are winning ``remove`` rows newer than
-   ``now - delta.deletedFileRetentionDuration`` (strictly);
+   ``now - delta.deletedFileRetentionDuration`` (strictly); a writer asks for the state in its
+   files' partitions (:meth:`Snapshot.partitioned_state`), which the same shuffle makes;
 5. once the checkpoint is loaded, the session's SQL settings follow the bytes the replay reads
    (:func:`~reference_impl.spark.session.size_queries`: a small log's queries run without adaptive
    execution and generated code, issue #12);
@@ -73,7 +74,7 @@ from reference_impl.read.checkpoint import (
     load_checkpoint,
 )
 from reference_impl.read.commits import corrupt_line, failing_commit, non_file_rows, read_commits
-from reference_impl.spark.columns import canonical_path, dv_unique_id
+from reference_impl.spark.columns import canonical_path, dv_unique_id, placement_key
 from reference_impl.spark.jobs import spark_errors
 from reference_impl.spark.schemas import COMMIT_SCHEMA
 from reference_impl.spark.session import size_queries, use_storage
@@ -119,6 +120,11 @@ class Snapshot:
     checkpoint: CheckpointContent | None
     state_df: DataFrame  # columns "add", "remove": one row per live file or unexpired tombstone
     now_ms: int
+    #: The file actions replayed (columns ``version``, ``ord``, ``add``, ``remove``), not reconciled,
+    #: whether they need reconciling (commits follow the checkpoint), and the tombstone cutoff.
+    file_actions: DataFrame
+    needs_merge: bool
+    min_tombstone_ms: int
     _counts: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -174,6 +180,13 @@ class Snapshot:
             raise LogCorrupt(
                 "a file action of the commit does not fit the action schema", path=failing
             ) from exc
+
+    def partitioned_state(self, partitions: int) -> DataFrame:
+        """The rows of :attr:`state_df` in ``partitions`` hash partitions of
+        :func:`placement_key`, made by the reconciliation's own shuffle (:func:`_reconcile`): a
+        writer stages one file per partition from them without shuffling again."""
+        reconciled = _reconcile(self.file_actions, self.needs_merge, self.table, partitions)
+        return live_state(reconciled, self.min_tombstone_ms)
 
     def _aggregate(self) -> dict[str, int]:
         if not self._counts:
@@ -319,7 +332,9 @@ def check_reader_features(protocol: dict[str, Any], path: str) -> None:
         raise UnsupportedReaderFeature(f"unsupported reader feature(s): {', '.join(unknown)}", path=path)
 
 
-def _reconcile(file_actions: DataFrame, needs_merge: bool, root: Location) -> DataFrame:
+def _reconcile(
+    file_actions: DataFrame, needs_merge: bool, root: Location, partitions: int | None = None
+) -> DataFrame:
     """One row per logical file: the last action (greatest ``(version, ord)``) wins.
 
     Logical files are keyed by the canonical path (CKPT-CONTENT-014, relative to ``root``) and the
@@ -328,15 +343,27 @@ def _reconcile(file_actions: DataFrame, needs_merge: bool, root: Location) -> Da
     A grouped aggregation keyed by the file identity: ``max_by`` keeps, per key, the
     ``(add, remove)`` pair whose ``(version, ord)`` is greatest. Spark plans it as a partial
     aggregation before the shuffle and a final one after it — no window, no global order.
+
+    With ``partitions``, the actions are first hash-partitioned into that many partitions by
+    :func:`placement_key` of their path and grouped by it (it tells the same identities apart as the canonical
+    path): the aggregation needs no shuffle of its own, and the state comes out in the
+    partitions a writer stages its files from (issue #12: one shuffle and one sort less per write).
     """
+    if partitions is not None:
+        key = placement_key(F.coalesce(F.col("add.path"), F.col("remove.path")), root)
+        file_actions = file_actions.withColumn(_KEY, key).repartition(partitions, _KEY)
     if not needs_merge:
         return file_actions.select(*FILE_ACTIONS)
+    path, dv = file_identity(root)
     last = F.max_by(F.struct(*FILE_ACTIONS), F.struct("version", "ord"))
     return (
-        file_actions.groupBy(*file_identity(root))
+        file_actions.groupBy(F.col(_KEY) if partitions is not None else path, dv)
         .agg(last.alias("_last"))
         .select(*[F.col(f"_last.{kind}").alias(kind) for kind in FILE_ACTIONS])
     )
+
+
+_KEY = "_key"
 
 
 def file_identity(root: Location) -> tuple[Column, Column]:
@@ -457,7 +484,7 @@ def _build(
         actions = spark.createDataFrame([], COMMIT_SCHEMA).select(
             F.lit(0).cast("long").alias("version"), F.lit(0).cast("long").alias("ord"), "add", "remove"
         )
-    state = _reconcile(actions, needs_merge=commits_df is not None, root=table.root)
+    needs_merge = commits_df is not None
     min_tombstone = now_ms - TableProperties(metadata.get("configuration")).deleted_file_retention_ms
     return Snapshot(
         table=table.root,
@@ -470,8 +497,11 @@ def _build(
         txns=txns,
         domains=domains,
         checkpoint=checkpoint,
-        state_df=live_state(state, min_tombstone),
+        state_df=live_state(_reconcile(actions, needs_merge, table.root), min_tombstone),
         now_ms=now_ms,
+        file_actions=actions,
+        needs_merge=needs_merge,
+        min_tombstone_ms=min_tombstone,
     )
 
 

@@ -6,7 +6,8 @@ different Parquet schemas (missing columns, extra fields, other nullability): :f
 :func:`select_conformed` turn whatever a file holds into the one schema of
 :mod:`reference_impl.spark.schemas`; :func:`nullable_df` makes Spark write every field optional.
 File identity (§6, ``CKPT-CONTENT-003``, ``CKPT-CONTENT-014``) is ``(canonical_path(path),
-dv_unique_id(deletionVector))``: :func:`canonical_path` and :func:`dv_unique_id`.
+dv_unique_id(deletionVector))``: :func:`canonical_path` and :func:`dv_unique_id`; a writer partitions file
+actions by :func:`placement_key`, one key per canonical path.
 """
 
 from __future__ import annotations
@@ -151,11 +152,29 @@ def canonical_path(path: Column, root: Location) -> Column:
         F.when(authority != "", F.concat(F.lit("//"), authority)).otherwise(F.lit("")),
         _percent_decoded(encoded),
     )
-    # The root is a normalised, decoded Location: its canonical form is its scheme, authority and path.
-    root_prefix = (
-        f"{root.scheme}:" + (f"//{root.authority}" if root.authority else "") + root.path.rstrip("/")
-    )
-    return F.when(_plain_relative(path), F.concat(F.lit(root_prefix + "/"), path)).otherwise(general)
+    return F.when(_plain_relative(path), F.concat(F.lit(canonical_root(root)), path)).otherwise(general)
+
+
+def canonical_root(root: Location) -> str:
+    """What :func:`canonical_path` puts before a path relative to ``root``: the root's canonical form
+    and ``/`` (the root is a normalised, decoded Location: its scheme, authority and path)."""
+    return f"{root.scheme}:" + (f"//{root.authority}" if root.authority else "") + root.path.rstrip("/") + "/"
+
+
+def placement_key(path: Column, root: Location) -> Column:
+    """The key a writer hash-partitions file actions by, from their ``path``.
+
+    The canonical path (:func:`canonical_path`) without :func:`canonical_root` when it starts with
+    it (the rest never starts with ``/``: canonical paths have no empty segment), else ``/`` and the
+    canonical path: one key per canonical path and one canonical path per key. A plain relative path
+    (how writers spell nearly every path) is its own key, with no string built: rows land in the
+    partitions of ``coalesce(add.path, remove.path)``, delta-spark's partitioning.
+    """
+    canonical = canonical_path(path, root)
+    prefix = canonical_root(root)
+    relative = F.substring(canonical, len(prefix) + 1, 1 << 30)
+    other = F.when(canonical.startswith(prefix), relative).otherwise(F.concat(F.lit("/"), canonical))
+    return F.when(_plain_relative(path), path).otherwise(other)
 
 
 def _plain_relative(path: Column) -> Column:

@@ -61,6 +61,10 @@ class CheckpointRows:
     estimated_bytes: int = 0
     reused: list[WrittenFile] = field(default_factory=list)
     counted: bool = True
+    #: An uncounted state's file rows already in the ``partitions`` hash partitions its sidecars are
+    #: written from (:meth:`~reference_impl.read.snapshot.Snapshot.partitioned_state`), or None.
+    files: DataFrame | None = None
+    partitions: int | None = None
 
     def count_from(self, written: ActionCounts) -> None:
         """The counts of an uncounted state: the adds and removes its write job saw."""
@@ -79,7 +83,9 @@ class CheckpointRows:
         )
 
     def file_rows(self) -> DataFrame:
-        """Only the ``add`` and ``remove`` rows, with only those two columns."""
+        """Only the ``add`` and ``remove`` rows, with only those two columns (:attr:`files` when set)."""
+        if self.files is not None:
+            return self.files
         return self.rows.where(_is_file_action()).select(*FILE_ACTIONS)
 
 
@@ -151,6 +157,14 @@ def actions_df(spark: SparkSession, actions: list[dict[str, Any]], columns: tupl
     return parsed.select(*[F.col("a").getField(f.name).alias(f.name) for f in schema.fields])
 
 
+def _v1_columns(state: DataFrame) -> DataFrame:
+    """State rows (``add``, ``remove``) with the V1 checkpoint columns, the others null."""
+    rows = state.select(F.lit(None).cast(ACTION_STRUCTS["txn"]).alias("txn"), "add", "remove")
+    for column in ("metaData", "protocol", "domainMetadata"):
+        rows = rows.withColumn(column, F.lit(None).cast(ACTION_STRUCTS[column]))
+    return rows
+
+
 def _shaped(rows: DataFrame, snap: Snapshot, plan: CheckpointPlan) -> DataFrame:
     """V1 checkpoint columns with checkpoint-shaped ``add``/``remove``, every field nullable."""
     shaped = rows.select(
@@ -194,18 +208,18 @@ def state_rows(
     partial: PartialState | None = None,
     *,
     count: bool = True,
+    partitions: int | None = None,
 ) -> CheckpointRows:
     """Every action of the snapshot's state as a checkpoint row, persisted (the caller unpersists);
     with ``partial``, only the actions its reused sidecars do not hold (counts: the whole state's).
 
     With ``count`` false (a full state only) nothing runs: the rows stay lazy, for one job that
-    replays, reconciles, shapes and writes them (:meth:`CheckpointRows.count_from`)."""
+    replays, reconciles, shapes and writes them (:meth:`CheckpointRows.count_from`); with
+    ``partitions`` too, its file rows (:attr:`CheckpointRows.files`) come reconciled in that many
+    partitions, for that job to write one sidecar per partition."""
     non_file = snap.non_file_actions()
     state = snap.state_df if partial is None else partial.changed
-    file_rows = state.select(F.lit(None).cast(ACTION_STRUCTS["txn"]).alias("txn"), "add", "remove")
-    for column in ("metaData", "protocol", "domainMetadata"):
-        file_rows = file_rows.withColumn(column, F.lit(None).cast(ACTION_STRUCTS[column]))
-    everything = actions_df(spark, non_file, V1_CHECKPOINT_COLUMNS).unionByName(file_rows)
+    everything = actions_df(spark, non_file, V1_CHECKPOINT_COLUMNS).unionByName(_v1_columns(state))
     shaped = _shaped(everything, snap, plan)
     if partial is not None and partial.carried is not None:
         carried = partial.carried.select(
@@ -217,7 +231,11 @@ def state_rows(
         shaped = shaped.unionByName(carried)
     if not count:
         assert partial is None, "an incremental state is counted before it is written"
-        return CheckpointRows(shaped, 0, 0, non_file, counted=False)
+        files = None
+        if partitions is not None:
+            files = _shaped(_v1_columns(snap.partitioned_state(partitions)), snap, plan).select(*FILE_ACTIONS)
+        return CheckpointRows(shaped, 0, 0, non_file, counted=False, files=files, partitions=partitions)
+    assert partitions is None, "a counted state is partitioned as it is written"
     rows = shaped.persist(StorageLevel.MEMORY_AND_DISK)
     adds, removes, estimated_bytes = _counts(rows)
     reused = [] if partial is None else partial.reused

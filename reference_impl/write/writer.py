@@ -21,7 +21,9 @@ Usage::
    sidecars, whose top-level file records ``numOfAddFiles``), else lazy — then one Spark job
    replays, reconciles, shapes, writes and counts the state (``DataFrame.observe`` in the writing
    tasks, :class:`~reference_impl.write.staging.ObservedCounts`), and sidecars
-   are sized from the bytes of the log replayed (:func:`~reference_impl.write.sizing.log_estimate`);
+   are sized from the bytes of the log replayed (:func:`~reference_impl.write.sizing.log_estimate`)
+   before it, so that the reconciliation's shuffle makes the sidecars' partitions
+   (:meth:`~reference_impl.read.snapshot.Snapshot.partitioned_state`: one shuffle in the job);
 4. stage parts or sidecars with Spark's executors and **read them back**: the add/remove/row counts
    must equal the state's (:mod:`~reference_impl.write.staging`);
 5. publish sidecars under unique names, re-check each, then the top-level file(s) create-if-absent
@@ -133,10 +135,18 @@ class _Writer:
 
     # -- staging + verification -------------------------------------------------------------
 
-    def _partitioned(self, df: DataFrame, num: int) -> DataFrame:
-        """``df`` in ``num`` hash partitions of the raw path (delta-spark's partitioning), sorted."""
-        key = F.coalesce(F.col("add.path"), F.col("remove.path"))
-        return self.hooks.prepare(df.repartition(num, key).sortWithinPartitions(*row_order(df)))
+    def _partitioned(self, df: DataFrame, num: int, *, done: bool = False) -> DataFrame:
+        """``df`` in ``num`` hash partitions of the raw path (delta-spark's partitioning), sorted;
+        with ``done``, ``df`` is in its partitions already (:meth:`Snapshot.partitioned_state`)."""
+        if not done:
+            df = df.repartition(num, F.coalesce(F.col("add.path"), F.col("remove.path")))
+        return self.hooks.prepare(df.sortWithinPartitions(*row_order(df)))
+
+    def estimated_sidecars(self) -> int:
+        """How many sidecars a state gets that is not counted before it is written: sized from the
+        bytes of the log replayed (module docs of :mod:`reference_impl.write.sizing`)."""
+        actions, estimated_bytes = log_estimate(*replayed_bytes(self.snap.segment, self.snap.checkpoint))
+        return sidecar_count(actions, estimated_bytes, self.spark.sparkContext.defaultParallelism, None)
 
     def _stage_verified(
         self,
@@ -181,12 +191,14 @@ class _Writer:
         num: int,
         fill_empty: bool,
         non_file_rows: int = 0,
+        partitioned: bool = False,
     ) -> tuple[list[StagedFile], dict[str, ActionCounts]]:
         """Stage ``rows`` of ``state`` (its file actions still to write, and ``non_file_rows`` other
-        rows) in ``num`` partitions, checked against the state's counts: known before the write (a
-        counted state) or observed by the write job itself, which then counts the state
-        (:class:`ObservedCounts`, :meth:`CheckpointRows.count_from`)."""
-        df = self._partitioned(rows, num)
+        rows) in ``num`` partitions (with ``partitioned``, ``rows`` are in them already), checked
+        against the state's counts: known before the write (a counted state) or observed by the
+        write job itself, which then counts the state (:class:`ObservedCounts`,
+        :meth:`CheckpointRows.count_from`)."""
+        df = self._partitioned(rows, num, done=partitioned)
         expect: ActionCounts | ObservedCounts
         if state.counted:
             known = state.to_write()
@@ -249,17 +261,19 @@ class _Writer:
         again; only the rows they do not hold are written.
         """
         file_rows = state.file_rows()
-        cores = self.spark.sparkContext.defaultParallelism
         if state.counted:
+            cores = self.spark.sparkContext.defaultParallelism
             to_write = state.to_write().rows
             num = sidecar_count(to_write, state.estimated_bytes, cores, self.plan.actions_per_sidecar)
-        else:  # sized before the state is known (module docs of reference_impl.write.sizing)
-            actions, estimated_bytes = log_estimate(*replayed_bytes(self.snap.segment, self.snap.checkpoint))
-            num = sidecar_count(actions, estimated_bytes, cores, None)
+        else:  # sized before the state is known, which is reconciled in those partitions (_write)
+            assert state.partitions is not None, "an uncounted state's sidecars are sized before it is shaped"
+            num = state.partitions
         # Uncounted, no empty file is added (no other job may run on the observed rows first): Spark's
         # first task writes a schema-only file when the state is empty.
         fill_empty = state.counted and state.file_actions == 0
-        staged, counts = self._stage_state(state, file_rows, "sidecars", num=num, fill_empty=fill_empty)
+        staged, counts = self._stage_state(
+            state, file_rows, "sidecars", num=num, fill_empty=fill_empty, partitioned=state.files is not None
+        )
         empty = state.file_actions == 0
         # An empty table gets one empty sidecar, as delta-spark. Otherwise only files with rows: Spark's
         # first task writes a schema-only file even when its partition is empty.
@@ -520,8 +534,10 @@ def _write(
         partial = writer.plan_partial() if plan.incremental and reuse else None
         count = _needs_counts(plan, partial)
         phase = "reconcile and count the state" if count else "shape the state (reconciled as it is written)"
+        sidecars = plan.spec is CheckpointSpec.V2 and plan.sidecars
+        partitions = writer.estimated_sidecars() if sidecars and not count else None
         with options.progress.phase(phase), snap.replay_errors():
-            state = state_rows(spark, snap, plan, partial, count=count)
+            state = state_rows(spark, snap, plan, partial, count=count, partitions=partitions)
         schema: T.StructType | None
         with _write_errors(snap, state):
             if plan.spec is CheckpointSpec.V1:
