@@ -253,8 +253,9 @@ def test_incremental_checkpoint_writes_only_what_changed(
     Spec: CKPT-INC-007
     "A writer that records a name set for a sidecar file in its `sidecar` action's tags … MUST write
     it, before it publishes the top-level file, as the file `<sidecar file name>.names` in the
-    sidecar's directory, holding the hash of the canonical name of every `add` and `remove` row of
-    that sidecar …"
+    sidecar's directory: the 8 bytes `DCKNSET1`, then the distinct 64-bit hashes (Spark's `xxhash64`
+    with seed 42 of the UTF-8 bytes) of the canonical name … of every `add` and `remove` row of that
+    sidecar …"
 
     Spec: CKPT-INC-008
     "A writer MUST NOT conclude from a name set that a sidecar file holds no file touched by the

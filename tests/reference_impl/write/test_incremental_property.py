@@ -217,8 +217,10 @@ def test_incremental_checkpoint_equals_a_full_checkpoint(
     Spec: CKPT-INC-007
     "A writer that records a name set for a sidecar file in its `sidecar` action's tags … MUST write
     it, before it publishes the top-level file, as the file `<sidecar file name>.names` in the
-    sidecar's directory, holding the hash of the canonical name of every `add` and `remove` row of
-    that sidecar, and a writer that lists the sidecar again MUST list it with the same tag."
+    sidecar's directory: the 8 bytes `DCKNSET1`, then the distinct 64-bit hashes (Spark's `xxhash64`
+    with seed 42 of the UTF-8 bytes) of the canonical name … of every `add` and `remove` row of that
+    sidecar, ascending, each a little-endian signed 64-bit integer, `<count>` being their number; and
+    a writer that lists the sidecar again MUST list it with the same tag."
     """
     root = Path(tempfile.mkdtemp(dir=tmp_path))
     try:
