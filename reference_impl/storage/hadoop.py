@@ -22,7 +22,8 @@ as delta-spark's ``HDFSLogStore`` does (delta-io/delta@07f0fec
 L72-74; ``writeInternal`` creates a temp path, then ``fc.rename(tempPath, path, NONE or
 OVERWRITE)``, L106-124).
 
-Guarantees per scheme (:data:`GUARANTEES`; the writer refuses a store without atomic
+Guarantees per scheme (:data:`GUARANTEES`, given only when the scheme resolves to Hadoop's own
+classes for it, :data:`VERIFIED_CLASSES`; the writer refuses a store without atomic
 create-if-absent, ``CKPT-WRITE-006``; the reader and the cleaner work on any):
 
 | scheme | atomic create-if-absent | rename | why |
@@ -77,6 +78,13 @@ GUARANTEES: Mapping[str, StorageGuarantees] = {
         rename=False,
         mtime_resolution_ms=1000,
     ),
+}
+#: The Hadoop classes :data:`GUARANTEES` describe — the ``FileSystem`` and ``FileContext``'s
+#: ``AbstractFileSystem`` the scheme resolves to by default; a scheme resolved to any other class
+#: (a user's ``fs.<scheme>.impl`` or ``fs.AbstractFileSystem.<scheme>.impl``) gets :data:`UNVERIFIED`.
+VERIFIED_CLASSES: Mapping[str, tuple[str, str]] = {
+    "hdfs": ("org.apache.hadoop.hdfs.DistributedFileSystem", "org.apache.hadoop.fs.Hdfs"),
+    "s3a": ("org.apache.hadoop.fs.s3a.S3AFileSystem", "org.apache.hadoop.fs.s3a.S3A"),
 }
 #: A connector whose semantics this implementation has not verified: read and clean, never publish.
 UNVERIFIED = StorageGuarantees(
@@ -135,7 +143,6 @@ class HadoopStorage:
     def __init__(self, location: Location, options: Mapping[str, str], spark: SparkSession) -> None:
         self.scheme = location.scheme
         self.authority = location.authority
-        self.guarantees = GUARANTEES.get(self.scheme, UNVERIFIED)
         self.options = hadoop_conf(location, options)
         self.spark = spark
         jvm = spark.sparkContext._jvm
@@ -154,6 +161,12 @@ class HadoopStorage:
             # Not cached: options must not leak into (or be ignored by) a shared FileSystem instance.
             self.fs: Any = jvm.org.apache.hadoop.fs.FileSystem.newInstance(root.toUri(), conf)
             self.fc: Any = jvm.org.apache.hadoop.fs.FileContext.getFileContext(root.toUri(), conf)
+            classes = (
+                str(self.fs.getClass().getName()),
+                str(self.fc.getDefaultFileSystem().getClass().getName()),
+            )
+        verified = VERIFIED_CLASSES.get(self.scheme) == classes
+        self.guarantees = GUARANTEES[self.scheme] if verified else UNVERIFIED
 
     def spark_conf(self) -> Mapping[str, str]:
         return dict(self.options)

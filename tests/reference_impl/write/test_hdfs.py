@@ -198,10 +198,16 @@ def test_cleanup_on_hdfs_equals_cleanup_on_local_disk(
 
 @pytest.mark.spark
 def test_hdfs_storage_operations(spark: SparkSession, hdfs_tables: str) -> None:
-    """Create-if-absent never replaces, replace is atomic, listings carry millisecond times, deletes report."""
+    """Create-if-absent never replaces, replace is atomic, listings carry millisecond times, deletes report;
+    HDFS's guarantees only through Hadoop's own HDFS classes (a user's ``fs.hdfs.impl`` gets none)."""
     root = Location.parse(f"{hdfs_tables}/ops")
     storage = storage_for(root, session=lambda: spark)
     assert isinstance(storage, HadoopStorage) and storage.guarantees.partial_writes_visible
+    assert storage.guarantees.atomic_create, f"{root}: {storage.guarantees}"
+    other = storage_for(
+        root, {"fs.hdfs.impl": "org.apache.hadoop.fs.RawLocalFileSystem"}, session=lambda: spark
+    )
+    assert not other.guarantees.atomic_create, f"{root} with fs.hdfs.impl overridden: {other.guarantees}"
     log = root / "_delta_log"
     storage.write_new(log / "00000000000000000000.json", b"{}\n")
     with pytest.raises(FileExistsError):
