@@ -82,11 +82,13 @@ was made on: on an object store the objects under its prefix, S3A's directory ma
 prefix with no object under it holds no file, so it is kept, never reported deleted: spec §19.4).
 
 On an object store (:attr:`~reference_impl.storage.Storage.batched_deletes`) the same order is kept
-batch by batch (:func:`_batches`): a batch from each checkpoint version up to the next, deleted with
-one DeleteObjects request after the previous batch succeeded, so the commits below a checkpoint are
-gone before it (``CKPT-CLEAN-022``) and every log between batches is one a smaller cleanup would
-have left; within a batch the store deletes in its own order. A failed batch is one
-``STORAGE_ERROR`` saying which of its files are gone and that nothing after it was deleted.
+batch by batch (:func:`_batches`): a checkpoint's files are one batch, each commit starts one (with
+the checksums and compactions that follow it in plan order), each deleted with one DeleteObjects
+request after the previous batch succeeded. The store deletes a batch's keys in its own order and
+may stop part-way, so a batch holds at most one commit: whatever part of it is gone, the remaining
+commits stay contiguous, the commits below a checkpoint are gone before it (``CKPT-CLEAN-022``)
+and a checkpoint goes before its commit. A failed batch is one ``STORAGE_ERROR`` saying which of
+its files are gone and that nothing after it was deleted.
 
 * Ascending versions: every intermediate log is the log a smaller cleanup would have left — the
   remaining commits stay contiguous (``CKPT-CLEAN-002`` holds at every step), and each old version
@@ -352,9 +354,12 @@ def _check_invariants(
 def _batches(decisions: list[FileDecision], batched: bool) -> list[list[FileDecision]]:
     """The plan's deletions in order, grouped into the batches they are deleted in.
 
-    One file a batch, unless the store deletes in batches (an object store's DeleteObjects): then a
-    new batch starts at each checkpoint version, so every commit below a checkpoint is gone before
-    the checkpoint's files (``CKPT-CLEAN-022``), at the sidecars, and at each staging directory.
+    One file a batch, unless the store deletes in batches (an object store's DeleteObjects, which
+    deletes a batch's keys in any order and may stop part-way): then a new batch starts at each
+    checkpoint version and at each commit, at the sidecars, and at each staging directory. So a
+    batch holds at most one commit, and whatever part of it is gone, no commit is gone while a
+    lower one is kept (``CKPT-CLEAN-002``), every commit below a checkpoint is gone before the
+    checkpoint's files (``CKPT-CLEAN-022``), and a checkpoint's files go before its commit.
     """
     out: list[list[FileDecision]] = []
     previous: FileDecision | None = None
@@ -363,6 +368,7 @@ def _batches(decisions: list[FileDecision], batched: bool) -> list[list[FileDeci
             not batched
             or previous is None
             or decision.kind is LogFileKind.STAGING
+            or decision.kind is LogFileKind.COMMIT
             or (decision.kind is LogFileKind.SIDECAR and previous.kind is not LogFileKind.SIDECAR)
             or (
                 decision.kind.is_checkpoint
@@ -390,13 +396,18 @@ def _delete_batch(table: _Table, batch: list[FileDecision], present: set[str], d
     try:
         table.storage.delete_many(table.log_dir / name for name in names)
     except StorageError as exc:
-        left = _present(table, batch)
-        gone = [d.name for d in batch if d.name in present and d.name not in left]
-        kept = [d.name for d in batch if d.name in left]
+        try:
+            left = _present(table, batch)
+        except StorageError:  # the store failed again: say so, keep the first error
+            of_batch = f"which of its files are gone is unknown (listing failed too): {names}"
+        else:
+            gone = [d.name for d in batch if d.name in present and d.name not in left]
+            kept = [d.name for d in batch if d.name in left]
+            of_batch = f"gone {gone or 'none'}, still there {kept}"
         raise StorageError(
             f"{exc.message}; deleted before this batch: {len(done)} planned file(s)"
             + (f" (the last {done[-1]})" if done else "")
-            + f"; of this batch: gone {gone or 'none'}, still there {kept}; nothing after it was deleted",
+            + f"; of this batch: {of_batch}; nothing after it was deleted",
             path=exc.path,
             rule=exc.rule,
         ) from None

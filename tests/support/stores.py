@@ -6,11 +6,13 @@ real :class:`~reference_impl.storage.local.LocalStorage`; only what it declares 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 
 import pytest
 
-from reference_impl.storage import factory
+from reference_impl.errors import StorageError
+from reference_impl.storage import FileInfo, Location, factory
 from reference_impl.storage.local import LocalStorage
 
 
@@ -24,3 +26,33 @@ def local_store_without_atomic_create(monkeypatch: pytest.MonkeyPatch) -> None:
         return storage
 
     monkeypatch.setitem(factory.STORAGES, "file", without_atomic_create)
+
+
+def local_store_failing_a_delete_batch(
+    monkeypatch: pytest.MonkeyPatch, fail_at: str, *, listing_fails_after: bool = False
+) -> None:
+    """Local paths get a local store that deletes in batches, as an object store does, and fails the
+    batch holding the file named ``fail_at`` after deleting only that file of the batch (a store
+    that stopped part-way, having deleted in its own order); with ``listing_fails_after`` every
+    listing fails from then on too."""
+
+    class FailingBatches(LocalStorage):
+        batched_deletes = True
+        failed = False
+
+        def delete_many(self, locations: Iterable[Location]) -> None:
+            batch = list(locations)
+            if not any(location.name == fail_at for location in batch):
+                super().delete_many(batch)
+                return
+            target = next(location for location in batch if location.name == fail_at)
+            self.delete(target)
+            FailingBatches.failed = True
+            raise StorageError("the store answered 500 to DeleteObjects", path=str(target.parent))
+
+        def list_dir(self, directory: Location) -> list[FileInfo]:
+            if listing_fails_after and FailingBatches.failed:
+                raise StorageError("the store answered 500 to a listing", path=str(directory))
+            return super().list_dir(directory)
+
+    monkeypatch.setitem(factory.STORAGES, "file", lambda *args: FailingBatches())

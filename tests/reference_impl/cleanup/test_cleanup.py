@@ -36,7 +36,7 @@ from reference_impl.storage import Location
 from tests.reference_impl.cleanup.conftest import CleanupTables
 from tests.reference_impl.cleanup.helpers import top_level_actions
 from tests.support.listings import log_files, snapshot_files
-from tests.support.stores import local_store_without_atomic_create
+from tests.support.stores import local_store_failing_a_delete_batch, local_store_without_atomic_create
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -819,3 +819,38 @@ def test_no_compatibility_checkpoint_on_a_store_without_atomic_create(
     assert "compatibility checkpoint" in error.message, str(error)
     after = {p: p.stat().st_mtime_ns for p in table.rglob("*")}
     assert after == before, f"{table}: changed {sorted(set(after) ^ set(before))}"
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-CLEAN-002")
+@pytest.mark.parametrize("listing_fails_after", [False, True], ids=["listed", "listing-fails"])
+def test_a_failed_delete_batch_leaves_no_gap_and_says_what_is_gone(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listing_fails_after: bool
+) -> None:
+    """The ``time_travel_checkpoints`` golden table (checkpoints 2, 5, 8; cutoff checkpoint 8) on a
+    store that deletes in batches and stops part-way through the batch of commit 3: one
+    STORAGE_ERROR that says what of that batch is gone (or that it cannot tell, when the store's
+    listing fails too) and that nothing after it was deleted; the commits left have no gap.
+
+    Spec: CKPT-CLEAN-002
+    "A cleaner MUST NOT delete a commit file while keeping a commit file of a lower version, so that
+    the remaining commits have no gap."
+    """
+    table = tmp_path / "table"
+    shutil.copytree(FIXTURES_DIR / "valid" / "time_travel_checkpoints" / "table", table)
+    log = table / "_delta_log"
+    now = max(p.stat().st_mtime_ns for p in table.rglob("*")) // 1_000_000 + 3 * MS_PER_DAY
+    local_store_failing_a_delete_batch(monkeypatch, commit_name(3), listing_fails_after=listing_fails_after)
+    with pytest.raises(StorageError) as info:
+        cleanup(table, now_ms=now, retention_ms=MS_PER_DAY, spark=spark)
+    message = info.value.message
+    assert "nothing after it was deleted" in message, f"{log}: {message}"
+    expected = "unknown (listing failed too)" if listing_fails_after else f"gone ['{commit_name(3)}']"
+    assert expected in message, f"{log}: expected {expected!r} in {message!r}"
+    left = sorted(
+        int(p.name[:20]) for p in log.glob("*.json") if p.name[:20].isdigit() and p.name.count(".") == 1
+    )
+    assert left == list(range(4, 10)), f"{log}: commits left {left}, expected 4..9 without a gap"
+    assert (log / classic_checkpoint_name(2)).exists() is False, (
+        f"{log}: checkpoint 2 kept after commit 3 went"
+    )

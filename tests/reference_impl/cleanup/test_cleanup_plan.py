@@ -328,14 +328,19 @@ def test_in_commit_timestamps_come_from_the_first_action(tmp_path: Path) -> None
 
 
 @pytest.mark.requirement("CKPT-CLEAN-022")
+@pytest.mark.requirement("CKPT-CLEAN-002")
 def test_deletion_batches_never_hold_a_checkpoint_with_a_commit_below_it(tmp_path: Path) -> None:
     """Spec: CKPT-CLEAN-022
     "A cleaner that deletes the history before *P* SHOULD delete every commit file of a version less
     than a checkpoint's version before it deletes that checkpoint's files."
+    Spec: CKPT-CLEAN-002
+    "A cleaner MUST NOT delete a commit file while keeping a commit file of a lower version, so that
+    the remaining commits have no gap."
 
-    An object store deletes a batch in its own order, so the cleaner's batches
-    (``cleaner._batches``) must keep every commit below a checkpoint in an earlier batch than any of
-    that checkpoint's files; one file a batch where the store has no batch delete."""
+    An object store deletes a batch in its own order and may stop part-way, so the cleaner's
+    batches (``cleaner._batches``) must keep every commit below a checkpoint in an earlier batch
+    than any of that checkpoint's files, hold at most one commit each, and put a checkpoint's files
+    in an earlier batch than its commit; one file a batch where the store has no batch delete."""
     from reference_impl.cleanup.cleaner import _batches
 
     log_dir = _log(
@@ -361,4 +366,13 @@ def test_deletion_batches_never_hold_a_checkpoint_with_a_commit_below_it(tmp_pat
                 if d.kind is LogFileKind.COMMIT and d.version is not None and d.version < checkpoint
             ]
             assert not later, f"{where}: commits {later} are deleted with or after checkpoint {checkpoint}"
+            own = [
+                d.name
+                for b in batches[: index + 1]
+                for d in b
+                if d.kind is LogFileKind.COMMIT and d.version == checkpoint
+            ]
+            assert not own, f"{where}: commit {own} is deleted with or before its checkpoint {checkpoint}"
+        commits = [d.name for d in batch if d.kind is LogFileKind.COMMIT]
+        assert len(commits) <= 1, f"{where}: commits {commits} in one batch could leave a gap"
     assert _batches(deletions, False) == [[d] for d in deletions], f"{log_dir}: one file a batch expected"

@@ -98,11 +98,14 @@ class DeleteRequests(NoHooks):
 
 
 def expected_batches(deleted: list[FileDecision]) -> int:
-    """Deletion batches: one from each checkpoint version on (and one before the first, if it is not a
-    checkpoint), one of sidecars, one a staging directory."""
+    """Deletion batches: one a checkpoint version's files, one a commit (and one before the first of
+    them, if the log's deletions start with neither), one of sidecars, one a staging directory."""
     log = [d for d in deleted if d.kind not in (LogFileKind.SIDECAR, LogFileKind.STAGING)]
-    starts = len({d.version for d in log if d.kind.is_checkpoint}) + int(
-        bool(log) and not log[0].kind.is_checkpoint
+    commits = sum(d.kind is LogFileKind.COMMIT for d in log)
+    starts = (
+        len({d.version for d in log if d.kind.is_checkpoint})
+        + commits
+        + int(bool(log) and not (log[0].kind.is_checkpoint or log[0].kind is LogFileKind.COMMIT))
     )
     sidecars = any(d.kind is LogFileKind.SIDECAR for d in deleted)
     return starts + int(sidecars) + sum(d.kind is LogFileKind.STAGING for d in deleted)
