@@ -33,9 +33,12 @@ at a 1 % false-positive rate mark every sidecar.
 from __future__ import annotations
 
 import hashlib
+import sys
+from array import array
 from typing import TYPE_CHECKING
 
-import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import functions as F
 
 from reference_impl.errors import StorageError
@@ -43,7 +46,6 @@ from reference_impl.log.naming import name_set_name
 from reference_impl.spark.columns import canonical_name
 
 if TYPE_CHECKING:
-    import numpy.typing as npt
     from pyspark.sql import Column, DataFrame
 
     from reference_impl.storage import Location, Storage
@@ -51,7 +53,8 @@ if TYPE_CHECKING:
 NAME_SET_TAG = "delta-ckpt.nameSet"
 #: File header: format and hash function (xxhash64 of the canonical name, seed 42).
 MAGIC = b"DCKNSET1"
-_DTYPE = np.dtype("<i8")
+#: Bytes of one hash in the file (a little-endian signed 64-bit integer).
+_WIDTH = 8
 
 
 def name_set_file(sidecar: Location) -> Location:
@@ -66,23 +69,26 @@ def row_name_hash() -> Column:
     return F.when(name.isNotNull(), F.xxhash64(name))
 
 
-def touched_hashes(touched: DataFrame) -> npt.NDArray[np.int64]:
+def touched_hashes(touched: DataFrame) -> pa.Array:
     """The distinct hashes of the last path segments of ``touched``'s canonical paths (``_path``),
     sorted; one Spark job, no shuffle (the commits after the base are read and canonicalized once;
     made distinct on the driver), collected as Arrow."""
     key = F.xxhash64(F.substring_index("_path", "/", -1)).alias("_h")
-    column = touched.select(key).toArrow().column("_h")
-    return np.unique(column.to_numpy().astype(np.int64))
+    column = touched.select(key).toArrow().column("_h").combine_chunks()
+    return pc.unique(column.cast(pa.int64()))
 
 
 def encode(hashes: list[int]) -> bytes:
     """The name-set file's bytes for ``hashes`` (any order, duplicates allowed)."""
-    return MAGIC + np.unique(np.asarray(hashes, dtype=np.int64)).astype(_DTYPE).tobytes()
+    body = array("q", sorted(set(hashes)))
+    if sys.byteorder == "big":
+        body.byteswap()
+    return MAGIC + body.tobytes()
 
 
 def tag_value(data: bytes) -> str:
     """The :data:`NAME_SET_TAG` value for a name-set file with these bytes: ``<count>:<sha256 hex>``."""
-    return f"{(len(data) - len(MAGIC)) // _DTYPE.itemsize}:{hashlib.sha256(data).hexdigest()}"
+    return f"{(len(data) - len(MAGIC)) // _WIDTH}:{hashlib.sha256(data).hexdigest()}"
 
 
 def write(storage: Storage, sidecar: Location, hashes: list[int], mtime_ms: int | None) -> str:
@@ -95,7 +101,7 @@ def write(storage: Storage, sidecar: Location, hashes: list[int], mtime_ms: int 
     return tag_value(data)
 
 
-def load(storage: Storage, sidecar: Location, tag: object) -> npt.NDArray[np.int64] | None:
+def load(storage: Storage, sidecar: Location, tag: object) -> pa.Array | None:
     """The hashes of the sidecar's name set when its file exists, has the digest and count ``tag``
     records, starts with :data:`MAGIC` and holds strictly ascending hashes; else None
     (``CKPT-INC-008``: the caller then reads the sidecar's paths)."""
@@ -106,19 +112,21 @@ def load(storage: Storage, sidecar: Location, tag: object) -> npt.NDArray[np.int
     except (OSError, StorageError):
         return None
     body = data[len(MAGIC) :]
-    if not data.startswith(MAGIC) or len(body) % _DTYPE.itemsize or tag_value(data) != tag:
+    if not data.startswith(MAGIC) or len(body) % _WIDTH or tag_value(data) != tag:
         return None
-    hashes = np.frombuffer(body, dtype=_DTYPE).astype(np.int64)
-    if hashes.size > 1 and not bool(np.all(hashes[1:] > hashes[:-1])):
+    values = array("q")
+    values.frombytes(body)
+    if sys.byteorder == "big":
+        values.byteswap()
+    hashes = pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
+    if len(hashes) > 1 and not pc.all(pc.less(hashes[:-1], hashes[1:])).as_py():
         return None
     return hashes
 
 
-def may_hold(hashes: npt.NDArray[np.int64], probes: npt.NDArray[np.int64]) -> bool:
+def may_hold(hashes: pa.Array, probes: pa.Array) -> bool:
     """Whether a sidecar with the name set ``hashes`` may hold a file whose name hashes to one of
-    ``probes`` (both sorted)."""
-    if hashes.size == 0 or probes.size == 0:
+    ``probes`` (a hash lookup, Arrow's ``is_in``)."""
+    if len(hashes) == 0 or len(probes) == 0:
         return False
-    at = np.searchsorted(hashes, probes)
-    inside = at < hashes.size
-    return bool(np.any(hashes[at[inside]] == probes[inside]))
+    return bool(pc.any(pc.is_in(probes, value_set=hashes)).as_py())

@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import struct
 import tempfile
 from collections import Counter
 from dataclasses import dataclass
@@ -34,7 +35,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -181,7 +181,8 @@ def _assert_recorded_counts(spark: SparkSession, table: Path, result: Checkpoint
     hashed = spark.createDataFrame([(n,) for n in every], "n string").select("n", F.xxhash64("n"))
     hash_of = {str(r[0]): int(r[1]) for r in hashed.collect()}  # one Spark job for the checkpoint
     for path, (names, data) in name_sets.items():
-        held = np.frombuffer(data[len(MAGIC) :], dtype="<i8").tolist()
+        body = data[len(MAGIC) :]
+        held = list(struct.unpack(f"<{len(body) // 8}q", body))
         assert data.startswith(MAGIC) and held == sorted({hash_of[n] for n in names}), (
             f"{path}.names holds {held}, the hashes of its names {names}"
         )

@@ -7,10 +7,11 @@ Spark's hashes of the sidecar's names.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
+import pyarrow as pa
 import pytest
 
 from reference_impl.storage import Location
@@ -42,9 +43,9 @@ def test_a_name_set_reads_back_sorted_and_distinct(tmp_path: Path) -> None:
         f"{sidecar}.names: {loaded}, tag {tag}"
     )
     assert tag.startswith("4:") and (tmp_path / "s.parquet.names").is_file(), f"{tmp_path}: tag {tag}"
-    probes = np.array([-5, 7], dtype=np.int64)
+    probes = pa.array([-5, 7], pa.int64())
     assert name_sets.may_hold(loaded, probes), f"{loaded} should hold one of {probes}"
-    assert not name_sets.may_hold(loaded, np.array([-4, 8, 2**63 - 1], dtype=np.int64)), f"{loaded}"
+    assert not name_sets.may_hold(loaded, pa.array([-4, 8, 2**63 - 1], pa.int64())), f"{loaded}"
 
 
 def _remove(path: Path) -> None:
@@ -52,7 +53,7 @@ def _remove(path: Path) -> None:
 
 
 def _unsorted(path: Path) -> None:
-    path.write_bytes(name_sets.MAGIC + np.array([5, 1], dtype="<i8").tobytes())
+    path.write_bytes(name_sets.MAGIC + struct.pack("<2q", 5, 1))
 
 
 @pytest.mark.requirement("CKPT-INC-008")
