@@ -26,7 +26,9 @@ def test_a_small_log_gets_the_small_settings_and_a_large_one_the_defaults(sized:
     started_with = sized.sparkContext.getConf()
     mine = {key: value for key, value in SMALL_LOG_CONF.items() if not started_with.contains(key)}
     assert mine, f"the test session started with every key of {SMALL_LOG_CONF}"
+    size_queries(sized, SMALL_LOG_BYTES + 1)  # the worker's session may hold an earlier small read's settings
     defaults = {key: sized.conf.get(key) for key in mine}
+    assert defaults != mine, f"Spark's defaults {defaults} are the small settings"
     size_queries(sized, SMALL_LOG_BYTES)
     assert {key: sized.conf.get(key) for key in mine} == mine, "a small log's settings not set"
     size_queries(sized, SMALL_LOG_BYTES + 1)
