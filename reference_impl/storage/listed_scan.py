@@ -11,13 +11,13 @@ S3A that is 3 ``HEAD`` requests and a ``LIST`` a commit, in the driver, one afte
 by ``benchmarks/run_s3_bench.py --trace``: 303 ``HEAD`` + 101 ``LIST`` for 101 commits).
 
 :func:`listed_scan` builds the same relation Spark builds for that call — a ``HadoopFsRelation``
-with Spark's ``JsonFileFormat`` (or ``ParquetFileFormat``), the given schema and options, over an ``InMemoryFileIndex`` whose
-root paths are the files — but hands the index the files' statuses from the caller's listing:
-``InMemoryFileIndex.listLeafFiles`` asks its ``FileStatusCache`` for each root path first
-(``getLeafFiles``) and lists only the paths it misses, and the cache here is a private one filled
-with exactly these files (``SharedInMemoryCache.createForNewClient`` + ``putLeafFiles``). The
-partition spec is given as empty (``PartitionSpec.emptySpec``), as Spark infers it for explicit files
-(each file's parent is its base path), so no directory name is ever parsed as a partition.
+with Spark's ``JsonFileFormat`` (or ``ParquetFileFormat``), the given schema and options, over an
+``InMemoryFileIndex`` — but with one root path, the listed directory, and the files' statuses from the
+caller's listing: ``InMemoryFileIndex.listLeafFiles`` asks its ``FileStatusCache`` for each root path
+first (``getLeafFiles``) and lists only the paths it misses, and the cache here is a private one that
+holds, for the directory, exactly these files (``SharedInMemoryCache.createForNewClient`` +
+``putLeafFiles``). The partition spec is given as empty (``PartitionSpec.emptySpec``), so no
+directory name is ever parsed as a partition.
 
 What stays per file is the read itself: Hadoop's ``LineRecordReader.initialize`` opens each split with
 ``FileSystem.openFile`` and the split's start and end only; S3A's ``OpenFileSupport`` takes a length
