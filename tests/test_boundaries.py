@@ -18,11 +18,22 @@ OS file API (``open``, ``os.<file function>``, ``shutil`` but ``which``, ``Path.
 ``write_*`` / ``unlink`` / ``mkdir`` …) or the Hadoop API (``org.apache.hadoop`` through py4j,
 ``hadoopConfiguration``): every file of a table is reached through a ``Storage``
 (:func:`file_api_calls`; :data:`FILE_API_ALLOWED` lists the exceptions, with their reason).
+
+Every third-party import (top-level or inside a function) is of a distribution ``pyproject.toml``
+declares — in the core ``dependencies`` or in an extra of the importing module (:data:`EXTRAS_OF`):
+the shared development venv has more installed than a fresh one, so an undeclared import passes here
+and fails on a clean install (:func:`undeclared_imports`; the standard library is
+``sys.stdlib_module_names``, the distribution of a module ``importlib.metadata.packages_distributions()``).
 """
 
 from __future__ import annotations
 
 import ast
+import re
+import sys
+import tomllib
+from collections.abc import Mapping, Sequence
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -46,6 +57,15 @@ SPEC_FORBIDDEN = (
 REFERENCE_FORBIDDEN = ("conformance", "fixtures", "tests", "delta", "deltalake")
 REFERENCE_ADAPTER = "conformance/adapters/reference.py"
 SCANNED = ("spec", "reference_impl", "conformance", "fixtures", "scripts", "benchmarks")
+#: The extras, beyond the core dependencies, whose distributions a file (or a directory, ``/``-ended) may
+#: import; the longest matching prefix applies, and anything not listed has the core dependencies only.
+EXTRAS_OF: dict[str, tuple[str, ...]] = {
+    "conformance/adapters/deltalake.py": ("oracles",),  # the deltalake reader and writer under test
+    "conformance/tables/real_writers.py": ("oracles",),  # tables deltalake writes for the matrix
+    "fixtures/generator/cases_foreign.py": ("oracles",),  # the golden tables deltalake writes
+    "benchmarks/": ("oracles", "bench"),  # the deltalake contender; the scaling plot (matplotlib)
+    "tests/": ("dev",),  # `pip install -e .[dev]` is the test environment (scripts/bootstrap.sh)
+}
 
 
 def module_of(relative: str) -> str:
@@ -170,8 +190,68 @@ def file_api_calls(relative: str, source: str) -> list[str]:
     return sorted(set(out))
 
 
-def _python_files() -> list[Path]:
-    return sorted(p for root in SCANNED for p in (REPO_ROOT / root).rglob("*.py"))
+def _python_files(roots: Sequence[str] = SCANNED) -> list[Path]:
+    return sorted(p for root in roots for p in (REPO_ROOT / root).rglob("*.py"))
+
+
+def _normalised(distribution: str) -> str:
+    """A distribution name as PEP 503 compares them (``PyYAML`` = ``pyyaml``, ``delta_spark`` = ``delta-spark``)."""
+    return re.sub(r"[-_.]+", "-", distribution).lower()
+
+
+def declared_dependencies() -> dict[str, frozenset[str]]:
+    """The distributions ``pyproject.toml`` declares: the core under ``""``, each extra under its name."""
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    groups: dict[str, list[str]] = {"": project["dependencies"], **project["optional-dependencies"]}
+    name = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+    out: dict[str, frozenset[str]] = {}
+    for extra, requirements in groups.items():
+        matches = [name.match(requirement) for requirement in requirements]
+        assert all(matches), f"pyproject.toml: a requirement of {extra or 'the core'} names no distribution"
+        out[extra] = frozenset(_normalised(m[1]) for m in matches if m)
+    return out
+
+
+def _extras_of(relative: str) -> tuple[str, ...]:
+    prefixes = [p for p in EXTRAS_OF if relative == p or (p.endswith("/") and relative.startswith(p))]
+    return EXTRAS_OF[max(prefixes, key=len)] if prefixes else ()
+
+
+def _is_local(relative: str, top: str) -> bool:
+    """``top`` is the project's own: a package at the root, or a module beside a script (benchmarks/)."""
+    here = (REPO_ROOT / relative).parent
+    return (REPO_ROOT / top / "__init__.py").is_file() or (here / f"{top}.py").is_file()
+
+
+def undeclared_imports(
+    relative: str,
+    source: str,
+    declared: Mapping[str, frozenset[str]],
+    providers: Mapping[str, Sequence[str]],
+) -> list[str]:
+    """Imports in ``source`` (the file at ``relative``) of a distribution it may not rely on.
+
+    ``declared``: :func:`declared_dependencies`; ``providers``: top-level module -> distributions
+    (``importlib.metadata.packages_distributions()``).
+    """
+    extras = _extras_of(relative)
+    allowed = declared[""].union(*(declared[extra] for extra in extras))
+    scope = " + ".join(["core", *extras])
+    out: list[str] = []
+    for line, name in imported(relative, source):
+        top = name.split(".")[0]
+        if not top or top in sys.stdlib_module_names or _is_local(relative, top):
+            continue
+        distributions = sorted(_normalised(d) for d in providers.get(top, ()))
+        if not distributions:
+            out.append(f"{relative}:{line}: imports {top}, which no installed distribution provides")
+        elif not allowed.intersection(distributions):
+            where = sorted(extra or "core" for extra, names in declared.items() if names & set(distributions))
+            out.append(
+                f"{relative}:{line}: imports {top} (distribution {', '.join(distributions)}), "
+                f"not declared in pyproject.toml for {scope} (declared in: {', '.join(where) or 'nothing'})"
+            )
+    return sorted(set(out))
 
 
 def test_no_boundary_is_crossed() -> None:
@@ -190,6 +270,49 @@ def test_file_io_stays_in_storage() -> None:
         relative = path.relative_to(REPO_ROOT).as_posix()
         found += file_api_calls(relative, path.read_text(encoding="utf-8"))
     assert not found, "file or Hadoop API used outside reference_impl/storage/:\n" + "\n".join(found)
+
+
+def test_every_third_party_import_is_a_declared_dependency() -> None:
+    """Every import of a third-party module, in any scanned file or test, is of a declared dependency."""
+    declared, providers = declared_dependencies(), metadata.packages_distributions()
+    found = []
+    for path in _python_files((*SCANNED, "tests")):
+        relative = path.relative_to(REPO_ROOT).as_posix()
+        found += undeclared_imports(relative, path.read_text(encoding="utf-8"), declared, providers)
+    assert not found, (
+        "imports of distributions pyproject.toml does not declare for the module:\n" + "\n".join(found)
+    )
+
+
+@pytest.mark.parametrize(
+    ("relative", "source", "expected"),
+    [
+        ("reference_impl/write/x.py", "import numpy\n", "imports numpy (distribution numpy), not declared"),
+        ("spec/x.py", "def f():\n    from numpy import array\n", "spec/x.py:2: imports numpy"),
+        ("reference_impl/read/x.py", "import matplotlib.pyplot\n", "for core (declared in: bench)"),
+        ("conformance/plugin.py", "import deltalake\n", "for core (declared in: dev, oracles)"),
+        ("benchmarks/x.py", "import hypothesis\n", "for core + oracles + bench (declared in: dev)"),
+        ("fixtures/x.py", "import no_such_module_here\n", "which no installed distribution provides"),
+    ],
+)
+def test_the_dependency_checker_catches_each_kind(relative: str, source: str, expected: str) -> None:
+    """The dependency checker can fail: an undeclared, a wrong-extra and an uninstalled import, with the line."""
+    found = undeclared_imports(relative, source, declared_dependencies(), metadata.packages_distributions())
+    assert any(expected in f for f in found), f"{relative}: {found}"
+
+
+def test_the_dependency_checker_allows_what_is_declared() -> None:
+    """The standard library, the project's own modules, core dependencies and the module's extras pass."""
+    declared, providers = declared_dependencies(), metadata.packages_distributions()
+    allowed = [
+        ("reference_impl/x.py", "import json, pyarrow.compute\nfrom pyspark.sql import functions\n"),
+        ("reference_impl/x.py", "from . import errors\nfrom reference_impl.log import naming\n"),
+        ("conformance/adapters/deltalake.py", "def f():\n    from deltalake import DeltaTable\n"),
+        ("benchmarks/x.py", "from synthetic_table import generate\nimport matplotlib\n"),
+        ("tests/x.py", "import hypothesis\nfrom tests.support import REPO_ROOT\n"),
+    ]
+    for relative, source in allowed:
+        assert undeclared_imports(relative, source, declared, providers) == [], relative
 
 
 @pytest.mark.parametrize(
