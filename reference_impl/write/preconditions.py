@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from reference_impl.errors import CheckpointError, StorageError, TableNotFound, VersionNotFound
 from reference_impl.log.naming import commit_name
@@ -43,17 +43,26 @@ def require_checkpointable_table(
 
 @dataclass(frozen=True)
 class CheckpointRequest:
-    """A table and the version to checkpoint (``None``: the latest) that passed :func:`check_preconditions`;
-    made by :func:`checked_request` only, so the writer does not run the checks a second time."""
+    """A table and the version to checkpoint (``None``: the latest).
+
+    ``checked`` is true only for a request :func:`checked_request` made, after :func:`check_preconditions`
+    passed: the writer takes such a request without running the checks again (``delta-ckpt checkpoint``
+    runs them before Spark starts). A request built any other way — by hand, or ``dataclasses.replace``
+    of a checked one (``checked`` is no constructor argument, so it is not copied) — is checked by the
+    writer like a path, so no caller can skip the checks.
+    """
 
     table: Table
     version: int | None
+    checked: bool = field(default=False, init=False, compare=False)
 
 
 def checked_request(table: Table, version: int | None) -> CheckpointRequest:
     """:func:`check_preconditions`, then the request the writer takes (``write_checkpoint``)."""
     check_preconditions(table, version)
-    return CheckpointRequest(table, version)
+    request = CheckpointRequest(table, version)
+    object.__setattr__(request, "checked", True)  # frozen: set here only, once the checks passed
+    return request
 
 
 def check_preconditions(table: Table, version: int | None) -> None:

@@ -492,9 +492,9 @@ def write_checkpoint(
 
     ``table`` is a local path or a URI (``hdfs://``, ``s3://``, …); ``storage_options`` configure
     its store, named as deltalake names them (:mod:`reference_impl.storage.options`). A
-    :class:`~reference_impl.write.preconditions.CheckpointRequest` (table and version checked already,
-    as ``delta-ckpt checkpoint`` does before it starts Spark) is not checked again; ``version`` is then
-    the request's.
+    :class:`~reference_impl.write.preconditions.CheckpointRequest` made by ``checked_request`` (table
+    and version checked already, as ``delta-ckpt checkpoint`` does before it starts Spark) is not
+    checked again, any other request is; ``version`` is then the request's.
     """
     options = options or CheckpointOptions()
     started = time.perf_counter()
@@ -502,7 +502,7 @@ def write_checkpoint(
     if isinstance(table, CheckpointRequest):
         if version is not None and version != table.version:
             raise ValueError(f"version {version} given with a request for version {table.version}")
-        request = table
+        request = table if table.checked else checked_request(table.table, table.version)
     else:
         request = checked_request(
             require_checkpointable_table(table, storage_options, session=session), version

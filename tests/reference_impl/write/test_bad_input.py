@@ -21,7 +21,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -31,7 +31,10 @@ from conformance.tables.builder import add, metadata, protocol, schema, schema_f
 from reference_impl.cli.main import main
 from reference_impl.errors import CheckpointError
 from reference_impl.log.naming import commit_name
+from reference_impl.log.table import open_table
+from reference_impl.write import preconditions
 from reference_impl.write.options import CheckpointOptions
+from reference_impl.write.preconditions import CheckpointRequest, checked_request
 from reference_impl.write.writer import write_checkpoint
 from tests.reference_impl.write.conftest import known_requirement_ids
 from tests.support.listings import listing_diff, tree_listing
@@ -271,6 +274,65 @@ def test_store_without_atomic_create_is_refused_before_anything_is_written(
     assert not listing_diff(before, tree_listing(table)), (
         f"{table}: {listing_diff(before, tree_listing(table))}"
     )
+
+
+@pytest.mark.requirement("CKPT-WRITE-006")
+@pytest.mark.parametrize("made", ["by-hand", "replaced-from-a-checked-one"])
+def test_a_request_not_made_by_checked_request_is_checked_by_the_writer(
+    made: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``write_checkpoint`` checks a ``CheckpointRequest`` that ``checked_request`` did not make — built
+    by hand, or a checked request's copy for another table — and refuses it with the CLI's error
+    (here a store without atomic create-if-absent), before Spark starts and with nothing written.
+
+    Spec: CKPT-WRITE-006
+    "A writer MUST publish each classic or UUID-named top-level file atomically, so that no reader can
+    see it partially written"
+    """
+    checked = checked_request(open_table(_table(tmp_path / "checked", "plain")), None)
+    local_store_without_atomic_create(monkeypatch)
+    table = _table(tmp_path, "plain")
+    before = tree_listing(table)
+    status, stderr = _run_in_process(table, (), capsys)
+    assert status == 2, f"{table}: the CLI exited {status}; stderr: {stderr}"
+    request = (
+        CheckpointRequest(open_table(table), None)
+        if made == "by-hand"
+        else replace(checked, table=open_table(table))
+    )
+
+    def no_spark() -> SparkSession:
+        pytest.fail(f"{table}: a {made} request reached Spark: the writer skipped the checks")
+
+    with pytest.raises(CheckpointError) as info:
+        write_checkpoint(request, spark=no_spark)
+    assert str(info.value) == stderr.strip(), (
+        f"{table}: the writer raised {info.value}; the CLI said {stderr}"
+    )
+    assert not listing_diff(before, tree_listing(table)), (
+        f"{table}: {listing_diff(before, tree_listing(table))}"
+    )
+
+
+def test_a_checked_request_is_not_checked_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The request ``delta-ckpt checkpoint`` makes (``checked_request``) reaches Spark without the
+    writer running the checks a second time (they cost requests on an object store)."""
+    table = _table(tmp_path, "plain")
+    request = checked_request(open_table(table), None)
+
+    def checks(*args: object) -> None:
+        pytest.fail(f"{table}: the writer ran the checks again on a checked request")
+
+    monkeypatch.setattr(preconditions, "check_preconditions", checks)
+
+    class SparkReached(Exception):
+        pass
+
+    def spark() -> SparkSession:
+        raise SparkReached
+
+    with pytest.raises(SparkReached):
+        write_checkpoint(request, spark=spark)
 
 
 @pytest.mark.spark
