@@ -17,7 +17,7 @@ from typing import Any
 
 from reference_impl.errors import CheckpointError
 from reference_impl.log.listing import CheckpointInstance, LogListing, classify
-from reference_impl.log.naming import LAST_CHECKPOINT, SIDECAR_DIR
+from reference_impl.log.naming import LAST_CHECKPOINT, SIDECAR_DIR, name_set_owner
 from reference_impl.log.table import Table
 from reference_impl.read.sidecars import ResolvedSidecar, resolve_sidecar, sidecars_dir_is_own
 from reference_impl.storage import FileInfo, Location, SessionSource
@@ -96,6 +96,14 @@ class TableView:
             return self.sidecar_files
         named = {r.resolved.name for c in self.checkpoints for r in self.sidecar_references(c) if r.resolved}
         return [f for f in self.sidecar_files if f.name in named]
+
+    @property
+    def sidecar_file_count(self) -> int:
+        """How many of :attr:`sidecars_in_scope` are sidecar files: not hidden (a Hadoop ``.crc``), not a
+        name set (``<sidecar>.names``, ``CKPT-INC-007``)."""
+        return sum(
+            1 for f in self.sidecars_in_scope if not f.name.startswith(".") and name_set_owner(f.name) is None
+        )
 
     @cached_property
     def last_checkpoint_text(self) -> bytes | None:

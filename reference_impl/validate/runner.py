@@ -64,7 +64,7 @@ def validate_table(
     report.checked = {
         "commits": len(view.listing.commits),
         "checkpoints": len(view.checkpoints),
-        "sidecarFiles": len(view.sidecars_in_scope),
+        "sidecarFiles": view.sidecar_file_count,
         "lastCheckpoint": int(view.listing.last_checkpoint_file is not None),
         "statesCompared": view.states_compared,
     }

@@ -155,13 +155,17 @@ def test_the_name_set_of_a_referenced_sidecar_is_no_orphan(tmp_path: Path) -> No
     it … as the file `<sidecar file name>.names` in the sidecar's directory …"
 
     A name set beside a listed sidecar is not reported as unreferenced; one whose sidecar no
-    checkpoint lists is."""
+    checkpoint lists is. Neither is counted among the sidecar files checked."""
     table = copy_fixture(JSON_V2, tmp_path)
-    listed = _sidecar_names(table)[0]
-    (table / SIDECARS / f"{listed}.names").write_bytes(b"DCKNSET1")
+    sidecars = _sidecar_names(table)
+    (table / SIDECARS / f"{sidecars[0]}.names").write_bytes(b"DCKNSET1")
     (table / SIDECARS / "gone.parquet.names").write_bytes(b"DCKNSET1")
-    orphans = [f.file for f in validate(table).findings if f.rule == "CKPT-CLEAN-017"]
+    report = validate(table)
+    orphans = [f.file for f in report.findings if f.rule == "CKPT-CLEAN-017"]
     assert orphans == ["_delta_log/_sidecars/gone.parquet.names"], f"{table}: orphans reported {orphans}"
+    assert report.checked["sidecarFiles"] == len(sidecars), (
+        f"{table}: {report.checked['sidecarFiles']} sidecar files counted; the sidecars are {sidecars}"
+    )
 
 
 def test_a_refused_reference_still_keeps_its_file_from_being_an_orphan(tmp_path: Path) -> None:
