@@ -65,7 +65,7 @@ from reference_impl.errors import StorageError
 from reference_impl.log.naming import SIDECAR_DIR
 from reference_impl.read.commits import read_commits
 from reference_impl.read.sidecars import ResolvedSidecar
-from reference_impl.read.snapshot import file_identity, reconcile_commits, unexpired
+from reference_impl.read.snapshot import file_identity, reconcile_commits, replayed_bytes, unexpired
 from reference_impl.spark.columns import canonical_name
 from reference_impl.write import name_sets
 from reference_impl.write.hint import schema_json
@@ -267,15 +267,20 @@ def plan_partial(
     if not decision.reused:
         return "no sidecar of the base can be listed again"
     carried = None
-    if decision.rewritten:
+    rewritten = [s for s in scanned if s.resolved.name in decision.rewritten]
+    replayed = (
+        replayed_bytes(snap.segment, None)[0],
+        sum(int(s.resolved.action["sizeInBytes"]) for s in rewritten),
+    )
+    if rewritten:
         # Few (the change): computed once (an eager local checkpoint), so each join that broadcasts
         # them reads these rows instead of reading and canonicalizing the commits again.
         touched = touched.distinct().localCheckpoint()
-        uris = [s.resolved.path.spark_uri() for s in scanned if s.resolved.name in decision.rewritten]
+        uris = [s.resolved.path.spark_uri() for s in rewritten]
         rows = _with_hits(_keyed(spark, uris, schema, "add", "remove"), touched, snap.table)
         carried = rows.where(~F.col(_HIT) & unexpired(cutoff)).select("add", "remove")
     reused = [s.as_reused() for s in decision.reused]
-    return PartialState(reused, changed, carried), decision
+    return PartialState(reused, changed, carried, replayed), decision
 
 
 def _same_identity(left: DataFrame, right: DataFrame) -> Column:

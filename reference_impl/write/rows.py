@@ -6,7 +6,7 @@ Spec: ``spec/checkpoints.md`` §6 Checkpoint content (``CKPT-CONTENT-*``: ``data
 
 | function | gives |
 |---|---|
-| :func:`state_rows` | every action of the state as a checkpoint row: counted (persisted once; for an incremental checkpoint, the actions its reused sidecars do not hold: :class:`PartialState`) or, when the writer needs no count before writing, lazy — counted by the job that writes it |
+| :func:`state_rows` | every action of the state as a checkpoint row (for an incremental checkpoint, the actions its reused sidecars do not hold: :class:`PartialState`): counted (persisted once) or, when the writer needs no count before writing, lazy — counted by the job that writes it |
 | :func:`shape_rows` | given ``add``/``remove`` rows (a compatibility copy's inline actions) shaped the same way |
 | :func:`empty_rows` | no rows, with the checkpoint row schema (a top-level file without inline actions) |
 | :func:`actions_df` | a few JSON-form actions (non-file actions, ``checkpointMetadata``, ``sidecar``) as rows |
@@ -50,7 +50,8 @@ class CheckpointRows:
     again (``reused``): ``rows`` hold the rest, ``adds`` and ``removes`` count the whole state.
 
     An uncounted state (``counted`` false) is not persisted and its counts are 0 until
-    :meth:`count_from` sets them from what the job that wrote ``rows`` saw.
+    :meth:`count_from` sets them from what the job that wrote ``rows`` saw (and the reused
+    sidecars' recorded counts).
     """
 
     rows: DataFrame
@@ -67,9 +68,12 @@ class CheckpointRows:
     partitions: int | None = None
 
     def count_from(self, written: ActionCounts) -> None:
-        """The counts of an uncounted state: the adds and removes its write job saw."""
-        assert not self.counted and not self.reused, "only a full state is written uncounted"
-        self.adds, self.removes, self.counted = written.adds, written.removes, True
+        """The counts of an uncounted state: the adds and removes its write job saw, plus the reused
+        sidecars' (their ``sidecar`` actions' tags, ``CKPT-INC-006``)."""
+        assert not self.counted, "a counted state is not counted again"
+        self.adds = written.adds + sum(f.adds for f in self.reused)
+        self.removes = written.removes + sum(f.removes for f in self.reused)
+        self.counted = True
 
     @property
     def file_actions(self) -> int:
@@ -194,11 +198,14 @@ def _counts(rows: DataFrame) -> tuple[int, int, int]:
 class PartialState:
     """An incremental checkpoint's state (:mod:`~reference_impl.write.incremental`): ``reused`` sidecars
     listed again hold part of it; ``changed`` (state rows: ``add``, ``remove``) and ``carried`` (rows
-    of rewritten sidecars, already checkpoint rows) hold the rest."""
+    of rewritten sidecars, already checkpoint rows) hold the rest, replayed from ``replayed`` bytes:
+    the commits after the base and the rewritten sidecars (:func:`~reference_impl.write.sizing.log_estimate`
+    sizes the sidecars they are written to)."""
 
     reused: list[WrittenFile]
     changed: DataFrame
     carried: DataFrame | None
+    replayed: tuple[int, int]
 
 
 def state_rows(
@@ -213,10 +220,10 @@ def state_rows(
     """Every action of the snapshot's state as a checkpoint row, persisted (the caller unpersists);
     with ``partial``, only the actions its reused sidecars do not hold (counts: the whole state's).
 
-    With ``count`` false (a full state only) nothing runs: the rows stay lazy, for one job that
-    replays, reconciles, shapes and writes them (:meth:`CheckpointRows.count_from`); with
-    ``partitions`` too, its file rows (:attr:`CheckpointRows.files`) come reconciled in that many
-    partitions, for that job to write one sidecar per partition."""
+    With ``count`` false nothing runs: the rows stay lazy, for one job that replays, reconciles,
+    shapes and writes them (:meth:`CheckpointRows.count_from`); with ``partitions`` too, the
+    ``partitions`` sidecars are written from them, and a full state's file rows
+    (:attr:`CheckpointRows.files`) come reconciled in that many partitions (one shuffle)."""
     non_file = snap.non_file_actions()
     state = snap.state_df if partial is None else partial.changed
     everything = actions_df(spark, non_file, V1_CHECKPOINT_COLUMNS).unionByName(_v1_columns(state))
@@ -229,16 +236,17 @@ def state_rows(
             ]
         )
         shaped = shaped.unionByName(carried)
+    reused = [] if partial is None else partial.reused
     if not count:
-        assert partial is None, "an incremental state is counted before it is written"
         files = None
-        if partitions is not None:
+        if partitions is not None and partial is None:
             files = _shaped(_v1_columns(snap.partitioned_state(partitions)), snap, plan).select(*FILE_ACTIONS)
-        return CheckpointRows(shaped, 0, 0, non_file, counted=False, files=files, partitions=partitions)
+        return CheckpointRows(
+            shaped, 0, 0, non_file, reused=reused, counted=False, files=files, partitions=partitions
+        )
     assert partitions is None, "a counted state is partitioned as it is written"
     rows = shaped.persist(StorageLevel.MEMORY_AND_DISK)
     adds, removes, estimated_bytes = _counts(rows)
-    reused = [] if partial is None else partial.reused
     return CheckpointRows(
         rows,
         adds + sum(f.adds for f in reused),

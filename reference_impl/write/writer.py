@@ -17,13 +17,16 @@ Usage::
    :mod:`~reference_impl.log.features`), and resolve the options against it
    (:func:`~reference_impl.write.options.resolve_plan`);
 3. shape the state as checkpoint rows (:mod:`~reference_impl.write.rows`): counted once when the
-   write needs the counts first (an incremental state, ``--actions-per-sidecar``, V2 without
-   sidecars, whose top-level file records ``numOfAddFiles``), else lazy — then one Spark job
-   replays, reconciles, shapes, writes and counts the state (``DataFrame.observe`` in the writing
-   tasks, :class:`~reference_impl.write.staging.ObservedCounts`), and sidecars
-   are sized from the bytes of the log replayed (:func:`~reference_impl.write.sizing.log_estimate`)
-   before it, so that the reconciliation's shuffle makes the sidecars' partitions
-   (:meth:`~reference_impl.read.snapshot.Snapshot.partitioned_state`: one shuffle in the job);
+   write needs the counts first (``--actions-per-sidecar``, V2 without sidecars, whose top-level
+   file records ``numOfAddFiles``), else lazy — then one Spark job replays, reconciles, shapes,
+   writes and counts the state (``DataFrame.observe`` in the writing tasks,
+   :class:`~reference_impl.write.staging.ObservedCounts`), and sidecars are sized from the bytes of
+   the log replayed (:func:`~reference_impl.write.sizing.log_estimate`) before it, so that the
+   reconciliation's shuffle makes the sidecars' partitions
+   (:meth:`~reference_impl.read.snapshot.Snapshot.partitioned_state`: one shuffle in the job). An
+   incremental state is written the same way: only its rows that no reused sidecar holds, sized
+   from the bytes they are replayed from (the commits after the base, the rewritten sidecars), its
+   counts those the write observed plus the reused sidecars' recorded ones;
 4. stage parts or sidecars with Spark's executors and **read them back**: the add/remove/row counts
    must equal the state's (:mod:`~reference_impl.write.staging`);
 5. publish sidecars under unique names, re-check each, then the top-level file(s) create-if-absent
@@ -142,10 +145,14 @@ class _Writer:
             df = df.repartition(num, F.coalesce(F.col("add.path"), F.col("remove.path")))
         return self.hooks.prepare(df.sortWithinPartitions(*row_order(df)))
 
-    def estimated_sidecars(self) -> int:
+    def estimated_sidecars(self, partial: PartialState | None) -> int:
         """How many sidecars a state gets that is not counted before it is written: sized from the
-        bytes of the log replayed (module docs of :mod:`reference_impl.write.sizing`)."""
-        actions, estimated_bytes = log_estimate(*replayed_bytes(self.snap.segment, self.snap.checkpoint))
+        bytes of the log replayed (module docs of :mod:`reference_impl.write.sizing`); for an
+        incremental state, of what its rows to write are replayed from (:class:`PartialState`)."""
+        replayed = (
+            replayed_bytes(self.snap.segment, self.snap.checkpoint) if partial is None else partial.replayed
+        )
+        actions, estimated_bytes = log_estimate(*replayed)
         return sidecar_count(actions, estimated_bytes, self.spark.sparkContext.defaultParallelism, None)
 
     def _stage_verified(
@@ -438,11 +445,11 @@ class _Writer:
 _HEAD_POSITION = "_delta_ckpt_head_position"
 
 
-def _needs_counts(plan: CheckpointPlan, partial: PartialState | None) -> bool:
+def _needs_counts(plan: CheckpointPlan) -> bool:
     """Whether the writer needs the state's counts before writing it (see the module docs, step 3)."""
     explicit_sidecars = plan.sidecars and plan.actions_per_sidecar is not None
     inline_v2 = plan.spec is CheckpointSpec.V2 and not plan.sidecars
-    return partial is not None or explicit_sidecars or inline_v2
+    return explicit_sidecars or inline_v2
 
 
 @contextmanager
@@ -532,10 +539,10 @@ def _write(
     state: CheckpointRows | None = None
     try:
         partial = writer.plan_partial() if plan.incremental and reuse else None
-        count = _needs_counts(plan, partial)
+        count = _needs_counts(plan)
         phase = "reconcile and count the state" if count else "shape the state (reconciled as it is written)"
         sidecars = plan.spec is CheckpointSpec.V2 and plan.sidecars
-        partitions = writer.estimated_sidecars() if sidecars and not count else None
+        partitions = writer.estimated_sidecars(partial) if sidecars and not count else None
         with options.progress.phase(phase), snap.replay_errors():
             state = state_rows(spark, snap, plan, partial, count=count, partitions=partitions)
         schema: T.StructType | None

@@ -103,7 +103,7 @@ def _write(
     version: int,
     now_ms: int,
     spark: SparkSession,
-    per_sidecar: int = PER_SIDECAR,
+    per_sidecar: int | None = PER_SIDECAR,
     hooks: Hooks = NO_HOOKS,
     progress: Progress | None = None,
 ) -> CheckpointResult:
@@ -224,11 +224,17 @@ def _sidecar_files(table: Path) -> set[str]:
 
 
 def _step(
-    table: Path, version: int, spark: SparkSession, progress: Progress | None = None
+    table: Path,
+    version: int,
+    spark: SparkSession,
+    progress: Progress | None = None,
+    per_sidecar: int | None = 8,
 ) -> tuple[CheckpointResult, set[str]]:
-    """An incremental checkpoint of ``version`` and the sidecar files it added to ``_sidecars``."""
+    """An incremental checkpoint of ``version`` and the sidecar files it added to ``_sidecars``
+    (``per_sidecar`` None: sized by the default policy, the rows written uncounted and counted by
+    the write job)."""
     before = _sidecar_files(table)
-    result = _write(table, version, NOW_A, spark, per_sidecar=8, progress=progress)
+    result = _write(table, version, NOW_A, spark, per_sidecar=per_sidecar, progress=progress)
     added = _sidecar_files(table) - before
     new = {s.base_name for s in result.sidecars if not s.kept_existing}
     assert added == new, (
@@ -243,7 +249,8 @@ def test_incremental_checkpoint_writes_only_what_changed(
     spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """16 files (A: two sidecars of 8), then: an append (B writes one sidecar with the new file and
-    rewrites no old one, deciding from the name sets alone), a remove (C rewrites only the sidecar
+    rewrites no old one, deciding from the name sets alone; sized by the default policy, so its
+    rows are counted by the write job), a remove (C rewrites only the sidecar
     holding the file, although its name set was damaged: it reads that one); C's sidecars hold each
     file the commits leave once.
 
@@ -282,7 +289,7 @@ def test_incremental_checkpoint_writes_only_what_changed(
 
     write_commit(table, 2, [commit_info(), add("new-1.parquet", size=900)])
     capsys.readouterr()
-    b, b_new = _step(table, 2, spark, Progress(prefix="B"))
+    b, b_new = _step(table, 2, spark, Progress(prefix="B"), per_sidecar=None)
     assert "2 searched for touched files, 0 of them read" in capsys.readouterr().err, (
         f"{table}: B did not decide from A's two name sets alone"
     )
@@ -292,6 +299,10 @@ def test_incremental_checkpoint_writes_only_what_changed(
     )
     assert [s.adds for s in b.sidecars if s.base_name in b_new] == [1], (
         f"{table}: B's new sidecar {b.sidecars}"
+    )
+    # B's new rows were counted by the job that wrote them, the reused sidecars' from their tags.
+    assert (b.num_add_files, b.num_remove_files) == (17, 0), (
+        f"{table}: B counts {b.num_add_files} adds / {b.num_remove_files} removes, the state 17 / 0"
     )
 
     holder = {
