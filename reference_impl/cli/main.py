@@ -30,7 +30,7 @@ from reference_impl import __version__
 from reference_impl.cli.common import emit_json
 from reference_impl.errors import CheckpointError, InternalError
 from reference_impl.hooks import NO_HOOKS, Hooks
-from reference_impl.spark.session import exit_now, stop_session_started_inside
+from reference_impl.spark.session import exit_now, own_temp_root, stop_session_started_inside
 from spec.error_codes import ErrorCode
 
 ENTRY_POINT_GROUP = "delta_ckpt.commands"
@@ -98,18 +98,23 @@ def main(argv: Sequence[str] | None = None, *, hooks: Hooks = NO_HOOKS) -> int:
     """Run ``delta-ckpt`` with ``argv``; ``hooks`` reach the writer and the cleaner (tests only).
 
     Without ``argv`` (the process's own command line) an implementation command (:data:`OWN_COMMANDS`)
-    that ran on a local Spark master ends the process itself once its output is written
-    (:func:`~reference_impl.spark.session.exit_now`: no session stop, no interpreter teardown; issue #12).
+    ends the process itself once its output is written, on success, error or Ctrl-C
+    (:func:`~reference_impl.spark.session.exit_now`: a local master's session is not stopped, no
+    interpreter teardown; issue #12), and every temporary file of the process and of its Spark JVM
+    goes with it (:func:`~reference_impl.spark.session.own_temp_root`).
     """
     as_process = argv is None
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(argv).parse_args(argv)
     args.hooks = hooks
-    leave_local = as_process and args.command in OWN_COMMANDS
-    status = _run(args, leave_local=leave_local)
-    if leave_local:
+    if not (as_process and args.command in OWN_COMMANDS):
+        return _run(args, leave_local=False)
+    own_temp_root()
+    status = 130  # a Ctrl-C outside _run's handlers
+    try:
+        status = _run(args, leave_local=True)
+    finally:
         exit_now(status)
-    return status
 
 
 def _run(args: argparse.Namespace, *, leave_local: bool) -> int:

@@ -29,13 +29,22 @@ uses nothing but Spark's own sources either way.
 A command may call :func:`start_spark` once its input checks passed: the driver JVM then starts in a
 background thread while the command's Python work goes on (issue #12: ``delta-ckpt snapshot``
 imports the reader meanwhile), and :func:`get_spark` takes it.
+
+A command line that ends with :func:`exit_now` first makes one temporary root for the whole process
+(:func:`own_temp_root`): the driver JVM's ``java.io.tmpdir`` (so Spark's local directories too, unless
+``spark.local.dir``/``SPARK_LOCAL_DIRS`` name others), Python's ``tempfile`` and the ``TMPDIR`` of
+every child process; :func:`exit_now` removes it.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
+import shutil
+import signal
 import sys
+import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import Future
@@ -103,13 +112,18 @@ def get_spark(settings: SparkSettings | None = None) -> SparkSession:
     settings = settings or settings_from_env()
     launch = _take_launch(settings)
     if launch is None and not _has_jvm():
-        launch = _Launch.begin(settings, background=False)
+        launch = _Launch.begin(settings)
     conf = launch.conf if launch is not None else _launch_conf(settings)
     if launch is not None:
         from pyspark import SparkConf
         from pyspark.core.context import SparkContext
 
-        SparkContext(conf=SparkConf().setAll(list(conf.items())), gateway=launch.gateway())
+        try:
+            gateway = launch.gateway()
+        except BaseException:  # a Ctrl-C while the JVM starts: let it exit once it is up
+            launch.abandon()
+            raise
+        SparkContext(conf=SparkConf().setAll(list(conf.items())), gateway=gateway)
     builder = SparkSession.builder
     for key, value in conf.items():
         builder = builder.config(key, value)
@@ -129,7 +143,7 @@ def start_spark(settings: SparkSettings) -> None:
     """
     global _launching
     if _launching is None and not _has_jvm():
-        _launching = _Launch.begin(settings, background=True)
+        _launching = _Launch.begin(settings)
 
 
 def _has_jvm() -> bool:
@@ -155,16 +169,17 @@ class _Launch:
     launched: Future[Any]
 
     @classmethod
-    def begin(cls, settings: SparkSettings, *, background: bool) -> _Launch:
+    def begin(cls, settings: SparkSettings) -> _Launch:
+        """Start launching in a thread of its own, also when the caller waits for it at once: a Ctrl-C
+        in the caller's thread then never interrupts pyspark's launch half-way, which leaves a JVM
+        that never exits (its connection file's directory removed before it could write it);
+        :func:`get_spark` abandons the launch instead (the JVM, once up, exits)."""
         # pyspark's modules are imported here, in the caller's thread: two threads importing
         # pyspark at once see its partly initialised modules (ImportError).
         import pyspark.java_gateway  # noqa: F401
 
         launch = cls(settings, _launch_conf(settings), Future())
-        if background:
-            threading.Thread(target=launch._run, name="spark-launch", daemon=True).start()
-        else:
-            launch._run()
+        threading.Thread(target=launch._run, name="spark-launch", daemon=True).start()
         return launch
 
     def _run(self) -> None:
@@ -235,6 +250,11 @@ def session_conf(settings: SparkSettings) -> dict[str, str]:
             classpath = class_archive.archive_classpath()  # Janino's classes, archived from unsigned copies
             if classpath is not None:
                 conf["spark.driver.extraClassPath"] = classpath
+    driver_flags = conf.get("spark.driver.extraJavaOptions", "")
+    if _temp_root is not None and "-Djava.io.tmpdir=" not in driver_flags:
+        conf["spark.driver.extraJavaOptions"] = (
+            f"{driver_flags} {shlex.quote(f'-Djava.io.tmpdir={_temp_root}')}"
+        )
     return conf
 
 
@@ -311,20 +331,49 @@ def stop_session_started_inside(*, leave_local: bool = False) -> Iterator[None]:
             stop_quietly(session)
 
 
+#: This process's temporary root (:func:`own_temp_root`), which :func:`exit_now` removes.
+_temp_root: Path | None = None
+
+
+def own_temp_root() -> Path:
+    """Make a new directory in this process's temporary directory (``$TMPDIR``, else ``/tmp``) the root
+    of every temporary file of the process and of the processes it starts; :func:`exit_now` removes it.
+
+    For a command line that ends with :func:`exit_now`. Its driver JVM outlives the process and
+    deletes its temporary directories (``spark-*``, ``blockmgr-*`` with a job's shuffle files,
+    ``artifacts-*``, the native libraries it unpacked) in its shutdown hooks only once it sees its
+    stdin close; a JVM killed before then (its process group killed, a timeout) left them in
+    ``/tmp`` for good. Here they are all in one directory that this process removes itself: the
+    driver JVM's ``java.io.tmpdir`` (:func:`session_conf`; a ``-Djava.io.tmpdir`` of the user's
+    driver flags wins), which is Spark's local directory unless ``spark.local.dir`` or
+    ``SPARK_LOCAL_DIRS`` name one (pyspark's own directory is made in it), Python's
+    :mod:`tempfile` directory and the ``TMPDIR`` of every child process. Call it before the JVM starts.
+    """
+    global _temp_root
+    if _temp_root is None:
+        _temp_root = Path(tempfile.mkdtemp(prefix="delta-ckpt-"))
+        tempfile.tempdir = os.environ["TMPDIR"] = str(_temp_root)
+    return _temp_root
+
+
 def exit_now(status: int) -> NoReturn:
-    """End this process with ``status`` at once: stdout and stderr flushed, no interpreter teardown.
+    """End this process with ``status`` at once: stdout and stderr flushed, its temporary root removed
+    (:func:`own_temp_root`), no interpreter teardown; a Ctrl-C from here on is ignored.
 
     For a command line whose every file is written, published and closed (issue #12: stopping a
     local session and tearing down the interpreter took ~0.5-1 s of a short command). A local
     session left running (``stop_session_started_inside(leave_local=True)``) needs no stop from us:
     the driver JVM sees its stdin close when this process ends and exits by itself, running
-    Spark's shutdown hooks (``SparkContext.stop``, its temporary directories). Its stdout and stderr
-    are not this process's (:func:`_jvm_output`), so a caller reading ours is not kept waiting.
+    Spark's shutdown hooks (``SparkContext.stop``); its temporary files are gone already with the
+    root. Its stdout and stderr are not this process's (:func:`_jvm_output`), so a caller reading
+    ours is not kept waiting.
 
     Output that cannot be flushed (a reader gone, a full disk) is not a success: a ``status`` of 0
     becomes 141 for a broken pipe (as :func:`reference_impl.cli.main.main` reports one) and 120
     otherwise, as the interpreter's own exit would say; ``--json`` output is then incomplete.
     """
+    with suppress(ValueError):  # not the main thread: no Ctrl-C to ignore there
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         sys.stdout.flush()
     except (OSError, ValueError) as exc:  # nothing more can reach stdout
@@ -332,6 +381,8 @@ def exit_now(status: int) -> NoReturn:
             status = 141 if isinstance(exc, BrokenPipeError) else 120
     with suppress(OSError, ValueError):  # stderr: nowhere left to report a failure
         sys.stderr.flush()
+    if _temp_root is not None:
+        shutil.rmtree(_temp_root, ignore_errors=True)  # the JVM's shutdown hooks find nothing left
     os._exit(status)
 
 
