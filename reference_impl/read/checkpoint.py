@@ -45,7 +45,8 @@ from reference_impl.read.sidecars import ResolvedSidecar, resolve_sidecar
 from reference_impl.spark.columns import select_conformed
 from reference_impl.spark.jobs import ObservedMetrics, first_line, spark_errors
 from reference_impl.spark.schemas import ACTION_STRUCTS, ADD, REMOVE, single_action_schema
-from reference_impl.storage import Location, Storage
+from reference_impl.storage import FileInfo, Location, Storage
+from reference_impl.storage.listed_scan import listed_scan
 from spec.table_state import drop_nulls
 from spec.vocabulary import CheckpointSpec, LogFileKind
 
@@ -75,8 +76,10 @@ class CheckpointContent:
         }
 
 
-def check_parquet_footer(storage: Storage, path: Location, *, expected_size: int | None = None) -> Any:
-    """Validate a Parquet file on the driver; returns its Arrow schema.
+def check_parquet_footer(
+    storage: Storage, path: Location, *, expected_size: int | None = None
+) -> tuple[Any, FileInfo]:
+    """Validate a Parquet file on the driver; returns its Arrow schema and its status.
 
     Raises, naming the file, :class:`SidecarMissing`, :class:`CheckpointCorrupt` (the footer does
     not read, or a Hadoop ``.crc`` beside it does not match it: CKPT-READ-026) or
@@ -101,7 +104,7 @@ def check_parquet_footer(storage: Storage, path: Location, *, expected_size: int
             path=str(path),
             rule="CKPT-SIDE-008",
         )
-    return schema
+    return schema, info
 
 
 def _stats_from_parsed(raw: DataFrame) -> DataFrame:
@@ -134,22 +137,37 @@ def _spark_schema(written: bytes | None) -> T.StructType | None:
 
 
 def _read_parquet_groups(
-    spark: SparkSession, storage: Storage, files: Sequence[Location], targets: dict[str, Any], where: str
+    spark: SparkSession,
+    storage: Storage,
+    files: Sequence[tuple[Location, int | None]],
+    targets: dict[str, Any],
+    where: str,
 ) -> DataFrame:
-    """Read Parquet files grouped by identical footer schema, conform each group, union them.
+    """Read Parquet files (each with the size it must have, or None) grouped by identical footer
+    schema, conform each group, union them; every footer is checked once (:func:`check_parquet_footer`).
 
     A group whose footers hold the Spark schema Spark wrote (:data:`_SPARK_SCHEMA_KEY`) is read with
     that schema: the one Spark's inference would take from the same footer, without the Spark job
-    that inference runs."""
-    groups: dict[tuple[str, bytes | None], list[Location]] = {}
-    for path in files:
-        schema = check_parquet_footer(storage, path)
-        groups.setdefault((str(schema), (schema.metadata or {}).get(_SPARK_SCHEMA_KEY)), []).append(path)
+    that inference runs; and, when its files share a directory, from their statuses
+    (:func:`~reference_impl.storage.listed_scan.listed_scan`), without the job Spark runs to list
+    more than ``spark.sql.sources.parallelPartitionDiscovery.threshold`` (32) paths (a V2
+    checkpoint's sidecars)."""
+    groups: dict[tuple[str, bytes | None], list[tuple[Location, FileInfo]]] = {}
+    for path, size in files:
+        schema, info = check_parquet_footer(storage, path, expected_size=size)
+        key = (str(schema), (schema.metadata or {}).get(_SPARK_SCHEMA_KEY))
+        groups.setdefault(key, []).append((path, info))
     frames = []
     for (_, written), members in groups.items():
         schema = _spark_schema(written)
-        reader = spark.read if schema is None else spark.read.schema(schema)
-        raw = reader.parquet(*[p.spark_uri() for p in members])
+        directory = members[0][0].parent
+        if schema is not None and all(p.parent == directory for p, _ in members):
+            # A file referenced twice is one leaf file of Spark's index, as with ``spark.read.parquet``.
+            statuses = list(dict(members).values())
+            raw = listed_scan(spark, directory, statuses, "parquet", schema, {})
+        else:
+            reader = spark.read if schema is None else spark.read.schema(schema)
+            raw = reader.parquet(*[p.spark_uri() for p, _ in members])
         frames.append(select_conformed(_stats_from_parsed(raw), targets, where=where))
     result = frames[0]
     for frame in frames[1:]:
@@ -176,7 +194,7 @@ def _read_top_level(
         verify_hadoop_checksum(storage, paths[0])
         raw = spark.read.schema(single_action_schema()).option("mode", "FAILFAST").json(paths[0].spark_uri())
         return select_conformed(raw, targets, where=where)
-    return _read_parquet_groups(spark, storage, paths, targets, where)
+    return _read_parquet_groups(spark, storage, [(p, None) for p in paths], targets, where)
 
 
 def _collect_non_file(top: DataFrame, path: str) -> tuple[list[dict[str, Any]], int]:
@@ -240,11 +258,8 @@ def load_checkpoint(
         )
     inline = top.where(F.col("add").isNotNull() | F.col("remove").isNotNull()).select(*FILE_ACTIONS)
     if sidecars:
-        for sc in sidecars:
-            check_parquet_footer(storage, sc.path, expected_size=int(sc.action.get("sizeInBytes", -1)))
-        file_actions = _read_parquet_groups(
-            spark, storage, [s.path for s in sidecars], file_targets, "sidecar"
-        )
+        recorded = [(s.path, int(s.action.get("sizeInBytes", -1))) for s in sidecars]
+        file_actions = _read_parquet_groups(spark, storage, recorded, file_targets, "sidecar")
     else:
         file_actions = inline
     return CheckpointContent(
