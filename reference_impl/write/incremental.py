@@ -355,19 +355,16 @@ def _touched_sidecars(
     (:func:`~reference_impl.spark.columns.canonical_name`) a touched file shares, or that has none.
     A superset of the sidecars that hold one (rewriting a sidecar is always safe: its rows are then
     compared by identity, :func:`_with_hits`). A sidecar with a usable name set
-    (:func:`~reference_impl.write.name_sets.load`, ``CKPT-INC-008``) is answered from it and the
-    touched names' hashes (one Spark job, reading the commits); the others are read, only
+    (:func:`~reference_impl.write.name_sets.load_all`, ``CKPT-INC-008``) is answered from it and the
+    touched names' hashes (one Spark job, reading the commits; one probe of all sets,
+    :func:`~reference_impl.write.name_sets.holders`); the others are read, only
     ``add.path`` and ``remove.path``, the touched names broadcast (one Spark job). Also returns how
     many sidecars were read."""
     spark.sparkContext.setJobDescription(f"delta-ckpt: find touched files in {len(sidecars)} base sidecar(s)")
-    sets = {s.resolved.name: name_sets.load(storage, s.resolved.path, s.name_set_tag) for s in sidecars}
-    hit: set[str] = set()
-    if any(found is not None for found in sets.values()):
-        probes = name_sets.touched_hashes(touched)
-        hit = {
-            name for name, found in sets.items() if found is not None and name_sets.may_hold(found, probes)
-        }
-    unread = [s.resolved.path.spark_uri() for s in sidecars if sets[s.resolved.name] is None]
+    loaded = name_sets.load_all(storage, [(s.resolved.path, s.name_set_tag) for s in sidecars])
+    sets = {s.resolved.name: found for s, found in zip(sidecars, loaded, strict=True) if found is not None}
+    hit = name_sets.holders(sets, name_sets.touched_hashes(touched)) if sets else set()
+    unread = [s.resolved.path.spark_uri() for s in sidecars if s.resolved.name not in sets]
     if unread:
         maybe, candidate = _maybe_touched(_keyed(spark, unread, _PATHS), touched)
         hit |= {r["_name"] for r in maybe.where(candidate).select("_name").collect()}

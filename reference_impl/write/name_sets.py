@@ -22,8 +22,9 @@ at a 1 % false-positive rate mark every sidecar.
   takes no per-file footer metadata). The ``sidecar`` action's tag :data:`NAME_SET_TAG` records the
   number of hashes and the file's SHA-256 (:func:`tag_value`), and is copied with the sidecar's
   other tags when the sidecar is listed again.
-* **Used** (:func:`load`) only when the file exists, has the recorded digest and is well formed;
-  else the writer reads the sidecar's paths as before (``CKPT-INC-008``).
+* **Used** (:func:`load`, :func:`load_all`) only when the file exists, has the recorded digest and
+  is well formed; else the writer reads the sidecar's paths as before (``CKPT-INC-008``). The
+  touched names' hashes are probed against all usable sets in one pass (:func:`holders`).
 * **Collected** as any file of ``_sidecars/`` no checkpoint references (``CKPT-CLEAN-017``: ours
   and delta-spark's cleaners delete it once older than the sidecar cutoff, by default the log
   retention); the writer needs it only while its sidecar may be listed again, which is never after
@@ -35,6 +36,10 @@ from __future__ import annotations
 import hashlib
 import sys
 from array import array
+from bisect import bisect_right
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from itertools import accumulate
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -55,6 +60,8 @@ NAME_SET_TAG = "delta-ckpt.nameSet"
 MAGIC = b"DCKNSET1"
 #: Bytes of one hash in the file (a little-endian signed 64-bit integer).
 _WIDTH = 8
+#: Name-set files :func:`load_all` reads at once.
+_READERS = 8
 
 
 def name_set_file(sidecar: Location) -> Location:
@@ -124,9 +131,21 @@ def load(storage: Storage, sidecar: Location, tag: object) -> pa.Array | None:
     return hashes
 
 
-def may_hold(hashes: pa.Array, probes: pa.Array) -> bool:
-    """Whether a sidecar with the name set ``hashes`` may hold a file whose name hashes to one of
-    ``probes`` (a hash lookup, Arrow's ``is_in``)."""
-    if len(hashes) == 0 or len(probes) == 0:
-        return False
-    return bool(pc.any(pc.is_in(probes, value_set=hashes)).as_py())
+def load_all(storage: Storage, sidecars: Sequence[tuple[Location, object]]) -> list[pa.Array | None]:
+    """:func:`load` of every ``(sidecar, tag)``, in order; the files are read by a few threads at
+    once (one request each on an object store: their latencies overlap)."""
+    if not sidecars:
+        return []
+    with ThreadPoolExecutor(max_workers=min(_READERS, len(sidecars))) as pool:
+        return list(pool.map(lambda item: load(storage, *item), sidecars))
+
+
+def holders(sets: Mapping[str, pa.Array], probes: pa.Array) -> set[str]:
+    """The keys of ``sets`` (name sets by sidecar) that hold one of the hashes ``probes``: one pass
+    over all the sets' hashes, looked up in one hash table of the probes (Arrow's ``is_in``)."""
+    keys = [k for k, hashes in sets.items() if len(hashes)]
+    if not keys or len(probes) == 0:
+        return set()
+    found = pc.is_in(pa.concat_arrays([sets[k] for k in keys]), value_set=probes)
+    ends = list(accumulate(len(sets[k]) for k in keys))  # set i holds positions ends[i-1] .. ends[i]-1
+    return {keys[bisect_right(ends, i)] for i in pc.indices_nonzero(found).to_pylist()}

@@ -28,7 +28,7 @@ def _written(tmp_path: Path) -> tuple[LocalStorage, Location, str]:
 
 
 @pytest.mark.requirement("CKPT-INC-007", "CKPT-INC-008")
-def test_a_name_set_reads_back_sorted_and_distinct(tmp_path: Path) -> None:
+def test_a_name_set_reads_back_sorted_and_distinct_and_is_probed_with_others(tmp_path: Path) -> None:
     """Spec: CKPT-INC-007
     "A writer that records a name set for a sidecar file in its `sidecar` action's tags … MUST write
     it … as the file `<sidecar file name>.names` in the sidecar's directory …"
@@ -38,14 +38,29 @@ def test_a_name_set_reads_back_sorted_and_distinct(tmp_path: Path) -> None:
     commits after its checkpoint unless the name-set file exists and has the digest the tag records …"
     """
     storage, sidecar, tag = _written(tmp_path)
-    loaded = name_sets.load(storage, sidecar, tag)
+    loaded, unusable = name_sets.load_all(storage, [(sidecar, tag), (sidecar, "4:" + "0" * 64)])
+    assert unusable is None, f"{sidecar}.names used under another digest"
     assert loaded is not None and loaded.tolist() == sorted(set(HASHES)), (
         f"{sidecar}.names: {loaded}, tag {tag}"
     )
     assert tag.startswith("4:") and (tmp_path / "s.parquet.names").is_file(), f"{tmp_path}: tag {tag}"
-    probes = pa.array([-5, 7], pa.int64())
-    assert name_sets.may_hold(loaded, probes), f"{loaded} should hold one of {probes}"
-    assert not name_sets.may_hold(loaded, pa.array([-4, 8, 2**63 - 1], pa.int64())), f"{loaded}"
+    # One probe of several sets: a hit on the last hash of one set and on the first of the next are
+    # told apart; an empty set and a set without a hit hold none.
+    sets = {
+        "loaded": loaded,
+        "empty": pa.array([], pa.int64()),
+        "next": pa.array([-100, 11, 12], pa.int64()),
+        "missed": pa.array([1, 2], pa.int64()),
+    }
+    for probes, want in (
+        ([-5, 2**62], {"loaded"}),
+        ([-100, 0], {"next"}),
+        ([2**62, -100], {"loaded", "next"}),
+        ([-4, 8, 2**63 - 1], set()),
+        ([], set()),
+    ):
+        got = name_sets.holders(sets, pa.array(probes, pa.int64()))
+        assert got == want, f"probes {probes} against {sets}: held by {got}, want {want}"
 
 
 def _remove(path: Path) -> None:
