@@ -395,9 +395,12 @@ def file_actions_of_commits(commits: DataFrame) -> DataFrame:
     )
 
 
-def reconcile_commits(commits: DataFrame, root: Location, min_tombstone_ms: int) -> DataFrame:
-    """The state rows the file actions of ``commits`` alone leave: the last action per identity."""
-    return live_state(_reconcile(file_actions_of_commits(commits), True, root), min_tombstone_ms)
+def reconcile_commits(
+    commits: DataFrame, root: Location, min_tombstone_ms: int, partitions: int | None = None
+) -> DataFrame:
+    """The state rows the file actions of ``commits`` alone leave: the last action per identity;
+    with ``partitions``, in that many hash partitions (as :meth:`Snapshot.partitioned_state`)."""
+    return live_state(_reconcile(file_actions_of_commits(commits), True, root, partitions), min_tombstone_ms)
 
 
 def read_snapshot(

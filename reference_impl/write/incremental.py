@@ -54,6 +54,7 @@ and after it publishes the top-level file (``CKPT-INC-005``, :mod:`~reference_im
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -280,7 +281,11 @@ def plan_partial(
         rows = _with_hits(_keyed(spark, uris, schema, "add", "remove"), touched, snap.table)
         carried = rows.where(~F.col(_HIT) & unexpired(cutoff)).select("add", "remove")
     reused = [s.as_reused() for s in decision.reused]
-    return PartialState(reused, changed, carried, replayed), decision
+    # Only the changes (an append): reconciled straight into the partitions its sidecars are written from.
+    partitioned = None
+    if commits is not None and carried is None:
+        partitioned = functools.partial(reconcile_commits, commits, snap.table, cutoff)
+    return PartialState(reused, changed, carried, replayed, partitioned), decision
 
 
 def _same_identity(left: DataFrame, right: DataFrame) -> Column:

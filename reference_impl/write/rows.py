@@ -16,6 +16,7 @@ Spec: ``spec/checkpoints.md`` §6 Checkpoint content (``CKPT-CONTENT-*``: ``data
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -200,12 +201,15 @@ class PartialState:
     listed again hold part of it; ``changed`` (state rows: ``add``, ``remove``) and ``carried`` (rows
     of rewritten sidecars, already checkpoint rows) hold the rest, replayed from ``replayed`` bytes:
     the commits after the base and the rewritten sidecars (:func:`~reference_impl.write.sizing.log_estimate`
-    sizes the sidecars they are written to)."""
+    sizes the sidecars they are written to). ``partitioned`` gives ``changed`` reconciled in ``n``
+    hash partitions when no rows are ``carried`` (an append): its sidecars are then written from
+    the reconciliation's own shuffle, as a full state's (:meth:`~reference_impl.read.snapshot.Snapshot.partitioned_state`)."""
 
     reused: list[WrittenFile]
     changed: DataFrame
     carried: DataFrame | None
     replayed: tuple[int, int]
+    partitioned: Callable[[int], DataFrame] | None = None
 
 
 def state_rows(
@@ -222,8 +226,9 @@ def state_rows(
 
     With ``count`` false nothing runs: the rows stay lazy, for one job that replays, reconciles,
     shapes and writes them (:meth:`CheckpointRows.count_from`); with ``partitions`` too, the
-    ``partitions`` sidecars are written from them, and a full state's file rows
-    (:attr:`CheckpointRows.files`) come reconciled in that many partitions (one shuffle)."""
+    ``partitions`` sidecars are written from them, and the file rows (:attr:`CheckpointRows.files`)
+    of a full state, or of an incremental one without carried rows (:attr:`PartialState.partitioned`),
+    come reconciled in that many partitions (one shuffle)."""
     non_file = snap.non_file_actions()
     state = snap.state_df if partial is None else partial.changed
     everything = actions_df(spark, non_file, V1_CHECKPOINT_COLUMNS).unionByName(_v1_columns(state))
@@ -239,8 +244,9 @@ def state_rows(
     reused = [] if partial is None else partial.reused
     if not count:
         files = None
-        if partitions is not None and partial is None:
-            files = _shaped(_v1_columns(snap.partitioned_state(partitions)), snap, plan).select(*FILE_ACTIONS)
+        by = snap.partitioned_state if partial is None else partial.partitioned
+        if partitions is not None and by is not None:
+            files = _shaped(_v1_columns(by(partitions)), snap, plan).select(*FILE_ACTIONS)
         return CheckpointRows(
             shaped, 0, 0, non_file, reused=reused, counted=False, files=files, partitions=partitions
         )
