@@ -247,11 +247,13 @@ def _features_text(protocol: dict[str, object]) -> str:
 def check_hadoop_checksums(view: TableView) -> Iterator[Finding]:
     """Checkpoint files and sidecars whose Hadoop ``.<name>.crc`` no longer matches them: Hadoop-based
     readers fail every read of such a file, so they must treat it as unreadable (``CKPT-READ-026``)."""
-    for directory, files, path_of in (
-        (view.log_dir, view.log_files, log_path),
-        (view.log_dir / SIDECAR_DIR, view.sidecars_in_scope, sidecar_path),
+    # the checksums are looked up in the whole listing: with a version, the sidecars in scope are only
+    # those its checkpoints reference, and their hidden .crc files are not among them
+    for directory, files, listed, path_of in (
+        (view.log_dir, view.log_files, view.log_files, log_path),
+        (view.log_dir / SIDECAR_DIR, view.sidecars_in_scope, view.sidecar_files, sidecar_path),
     ):
-        names = {f.name for f in files}
+        names = {f.name for f in listed}
         for info in files:
             parsed = parse_log_file_name(info.name)
             is_target = (

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from fixtures import FIXTURES_DIR
+from reference_impl.validate import validate_table
 from tests.reference_impl.validate.helpers import copy_fixture, describe, validate
 
 #: Tables with one checkpoint of each kind.
@@ -70,3 +71,23 @@ def test_a_stale_hadoop_checksum_is_reported_and_a_matching_one_is_not(tmp_path:
     assert [(f.file, str(f.code)) for f in found] == [
         ("_delta_log/00000000000000000005.checkpoint.parquet", "CHECKPOINT_CORRUPT")
     ], describe(report)
+
+
+@pytest.mark.requirement("CKPT-READ-026")
+@pytest.mark.parametrize("version", [None, 4], ids=["whole-table", "version-4"])
+def test_a_stale_sidecar_checksum_is_reported_with_or_without_a_version(version: int | None) -> None:
+    """The stale ``.crc`` of a sidecar of version 4 is a MUST finding on that sidecar, also when only
+    version 4 is validated (``delta-ckpt validate --version 4``: the sidecars in scope are those its
+    checkpoint references; their checksums are hidden files beside them). Read-only: the golden table.
+
+    Spec: CKPT-READ-026
+    "A reader MUST either ignore a Hadoop checksum file `.<name>.crc` beside a checkpoint file, or, when
+    the file's bytes do not match it, treat that checkpoint as unreadable"
+    """
+    table = FIXTURES_DIR / "valid/unreadable_sidecar_stalecrc_to_older/table"
+    report = validate_table(table, version=version)
+    found = [f.file for f in report.findings if f.rule == "CKPT-READ-026"]
+    assert found == [
+        "_delta_log/_sidecars/00000000000000000004.checkpoint.0000000001.0000000001."
+        "bf65c29d-1d7b-47fd-8123-f9816a7a078f.parquet"
+    ], f"{table} (version {version}): {describe(report)}"
