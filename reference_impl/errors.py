@@ -189,6 +189,14 @@ class ReusedSidecarGone(SelfCheckFailed):
     (``CKPT-INC-005``); the writer handles it by writing the checkpoint in full."""
 
 
+class CheckpointConflict(CheckpointError):
+    """Raised when another writer published the classic-named file or part this writer was about to
+    publish after this writer listed the log (a lost create-if-absent, ``CKPT-WRITE-006``); the other
+    writer's file is kept and nothing of this writer's is referenced."""
+
+    code = ErrorCode.CHECKPOINT_CONFLICT
+
+
 class StorageError(CheckpointError):
     """Raised when the storage refuses an operation (unwritable location, rename failure, …)."""
 

@@ -5,15 +5,24 @@ Spec: ``spec/checkpoints.md`` §17.2 Publication order and self-checks (``CKPT-W
 (an existing classic file or part of the same version may be kept).
 
 A :class:`Publisher` publishes into one ``_delta_log`` through the table's storage. A file is
-published only if its name is free; a classic file or part that appeared meanwhile is kept (it
-describes the same state), a sidecar or UUID-named file that appeared meanwhile is an error.
+published only if its name is free. When a classic file or part of that name exists, it is kept
+(never replaced); whether that is an error depends on when it appeared:
+
+| the name was taken | what the publisher does |
+|---|---|
+| in the writer's listing of the log (an earlier run's file) | keeps it (``CKPT-WRITE-008``): ``kept_existing`` |
+| after that listing (another writer won the race) | :class:`~reference_impl.errors.CheckpointConflict` naming it |
+| for the cleaner's compatibility checkpoint (spec §13) | keeps it: ``kept_existing`` |
+
+A sidecar or UUID-named file whose unique name is taken is a ``STORAGE_ERROR``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from reference_impl.errors import SelfCheckFailed, StorageError
+from reference_impl.errors import CheckpointConflict, SelfCheckFailed, StorageError
 from reference_impl.storage import FileInfo, Location, Storage
 from reference_impl.write.result import FileRole, WrittenFile
 from reference_impl.write.staging import ActionCounts, read_back_counts
@@ -23,15 +32,25 @@ if TYPE_CHECKING:
 
 
 class Publisher:
-    """Publishes files of one checkpoint into ``log_dir``."""
+    """Publishes files of one checkpoint into ``log_dir``.
+
+    ``keep_taken(name)``: whether a classic file or part ``name`` found taken is kept as it is
+    (``CKPT-WRITE-008``); else the publisher raises :class:`CheckpointConflict` (module docs).
+    """
 
     def __init__(
-        self, spark: SparkSession, storage: Storage, log_dir: Location, file_time_ms: int | None
+        self,
+        spark: SparkSession,
+        storage: Storage,
+        log_dir: Location,
+        file_time_ms: int | None,
+        keep_taken: Callable[[str], bool],
     ) -> None:
         self.spark = spark
         self.storage = storage
         self.log_dir = log_dir
         self.file_time_ms = file_time_ms
+        self.keep_taken = keep_taken
 
     def publish(
         self, staged: Location, name: str, role: FileRole, counts: ActionCounts, *, unique_name: bool = False
@@ -42,11 +61,20 @@ class Publisher:
             info = self._timestamped(self.storage.publish_new(staged, final, unique_name=unique_name), final)
             kept = False
         except FileExistsError:
-            # CKPT-WRITE-008: a classic file or part of the same version describes the same state; keep it.
             self.storage.delete(staged)
+            if unique_name:  # a sidecar or UUID-named file: its fresh name cannot be taken by a race
+                raise StorageError("a file with this unique name exists", path=str(final)) from None
             existing = self.storage.stat(final)
-            if existing is None or role is FileRole.SIDECAR:
+            if existing is None:
                 raise StorageError("a file with this name appeared and vanished", path=str(final)) from None
+            if not self.keep_taken(name):
+                raise CheckpointConflict(
+                    f"another writer published {name} while this one wrote it; its file is kept, "
+                    "_last_checkpoint not written",
+                    path=str(final),
+                    rule="CKPT-WRITE-006",
+                ) from None
+            # CKPT-WRITE-008: a classic file or part of the same version describes the same state; keep it.
             info, counts, kept = existing, self._describe_existing(final), True
         return WrittenFile(
             name,

@@ -30,7 +30,9 @@ Usage::
 4. stage parts or sidecars with Spark's executors and **read them back**: the add/remove/row counts
    must equal the state's (:mod:`~reference_impl.write.staging`);
 5. publish sidecars under unique names, re-check each, then the top-level file(s) create-if-absent
-   (:mod:`~reference_impl.write.publish`); an incremental checkpoint re-checks its reused sidecars
+   (:mod:`~reference_impl.write.publish`): a classic name another writer took after this one listed
+   the log is ``CHECKPOINT_CONFLICT``, and this writer first deletes the sidecars it published
+   (``CKPT-WRITE-006``; spec note under ``CKPT-WRITE-008``); an incremental checkpoint re-checks its reused sidecars
    after publication too, and when one is gone removes its top-level file, replays again and writes
    the checkpoint in full (``CKPT-INC-005``);
 6. replace ``_last_checkpoint`` atomically, never with an older version (:mod:`~reference_impl.write.hint`).
@@ -54,6 +56,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from reference_impl.errors import (
+    CheckpointConflict,
+    CheckpointError,
     ReusedSidecarGone,
     SelfCheckFailed,
     TableNotFound,
@@ -83,7 +87,7 @@ from reference_impl.storage import Location, SessionSource
 from reference_impl.storage.listed_scan import listed_scan
 from reference_impl.write.hint import last_checkpoint_document, schema_json, write_hint
 from reference_impl.write.incremental import layout_tags, plan_partial, sidecar_tags, with_name_set
-from reference_impl.write.name_sets import row_name_hash
+from reference_impl.write.name_sets import name_set_file, row_name_hash
 from reference_impl.write.options import CheckpointOptions, CheckpointPlan, resolve_plan
 from reference_impl.write.preconditions import (
     CheckpointRequest,
@@ -119,10 +123,22 @@ if TYPE_CHECKING:
 
 
 class _Writer:
-    """One checkpoint write of ``snap``: staging, verification and publication of its files."""
+    """One checkpoint write of ``snap``: staging, verification and publication of its files.
+
+    A classic file or part found taken at publication is kept when the writer's listing of the log
+    held it already (an earlier run's, ``CKPT-WRITE-008``), or always with ``keep_any_taken`` (the
+    cleaner's compatibility checkpoint); else another writer won the race: ``CHECKPOINT_CONFLICT``
+    (:mod:`~reference_impl.write.publish`).
+    """
 
     def __init__(
-        self, spark: SparkSession, snap: Snapshot, plan: CheckpointPlan, options: CheckpointOptions
+        self,
+        spark: SparkSession,
+        snap: Snapshot,
+        plan: CheckpointPlan,
+        options: CheckpointOptions,
+        *,
+        keep_any_taken: bool = False,
     ) -> None:
         self.spark = spark
         self.snap = snap
@@ -134,7 +150,15 @@ class _Writer:
         self.version = snap.version
         self.storage = snap.storage
         self.staging = StagingArea(self.storage, self.log_dir)
-        self.publisher = Publisher(spark, self.storage, self.log_dir, options.file_time_ms)
+        listing = snap.listing
+        listed = {f.name for cp in listing.checkpoints for f in cp.files} | set(listing.incomplete)
+        self.publisher = Publisher(
+            spark,
+            self.storage,
+            self.log_dir,
+            options.file_time_ms,
+            (lambda _: True) if keep_any_taken else listed.__contains__,
+        )
 
     # -- staging + verification -------------------------------------------------------------
 
@@ -248,14 +272,23 @@ class _Writer:
             state, state.rows, label, num=num, fill_empty=True, non_file_rows=len(state.non_file)
         )
         self.hooks.reached(PublicationPoint.STAGED)
-        written = []
+        written: list[WrittenFile] = []
         with self.progress.phase("publish checkpoint file(s)"):
             for item in staged:
                 if num > 1:
                     name, role = part_checkpoint_name(self.version, item.partition + 1, num), FileRole.PART
                 else:
                     name, role = classic_checkpoint_name(self.version), FileRole.TOP_LEVEL
-                written.append(self.publisher.publish(item.path, name, role, counts[item.path.name]))
+                try:
+                    written.append(self.publisher.publish(item.path, name, role, counts[item.path.name]))
+                except CheckpointConflict as conflict:
+                    ours = [f.name for f in written if not f.kept_existing]
+                    if not ours:
+                        raise
+                    # CKPT-WRITE-009: they hold the other writer's actions too, and may complete its set.
+                    raise _amended(
+                        conflict, f"the parts this writer published stay: {', '.join(ours)}"
+                    ) from None
         self.hooks.reached(PublicationPoint.TOP_LEVEL_PUBLISHED)
         return written, state.rows.schema
 
@@ -367,11 +400,35 @@ class _Writer:
             name = classic_checkpoint_name(self.version)
         fmt = TopLevelFormat.JSON if name.endswith(".json") else TopLevelFormat.PARQUET
         inline = None if self.plan.sidecars else state
-        top, schema = self.write_top_level(name, fmt, head, inline, state.rows.schema)
+        try:
+            top, schema = self.write_top_level(name, fmt, head, inline, state.rows.schema)
+        except CheckpointConflict as conflict:
+            reused = {s.name for s in state.reused}
+            raise self._withdrawn(conflict, [s for s in sidecars if s.name not in reused]) from None
         self.hooks.reached(PublicationPoint.TOP_LEVEL_PUBLISHED)
         if state.reused and not top.kept_existing:
             self._recheck_reused(state.reused, top)
         return [*sidecars, top], schema, [*state.non_file, cp_meta]
+
+    def _withdrawn(self, conflict: CheckpointConflict, own: list[WrittenFile]) -> CheckpointConflict:
+        """``conflict``, after deleting the sidecars (and name sets) this run published: fresh names no
+        checkpoint references, since its top-level file was not published — never a reused base
+        sidecar. One that cannot be deleted is left to sidecar GC (``CKPT-CLEAN-017``) and named."""
+        if not own:
+            return conflict
+        left: list[str] = []
+        for sidecar in own:
+            location = self.log_dir / sidecar.name
+            names = [name_set_file(location)] if sidecar.name_set is not None else []
+            for file in (location, *names):
+                try:
+                    self.storage.delete(file)
+                except CheckpointError as exc:
+                    left.append(f"{file.name} ({exc.message})")
+        note = f"deleted the {len(own)} sidecar(s) this writer published"
+        if left:
+            note += f", but not {', '.join(left)}: left for sidecar cleanup (CKPT-CLEAN-017)"
+        return _amended(conflict, note)
 
     def _recheck_reused(self, reused: list[WrittenFile], top: WrittenFile) -> None:
         """``CKPT-INC-005``: after publication too, every reused sidecar exists with its recorded size
@@ -443,6 +500,11 @@ class _Writer:
 
 
 _HEAD_POSITION = "_delta_ckpt_head_position"
+
+
+def _amended(conflict: CheckpointConflict, note: str) -> CheckpointConflict:
+    """``conflict`` with ``note`` on what this writer did about it."""
+    return CheckpointConflict(f"{conflict.message}; {note}", path=conflict.path, rule=conflict.rule)
 
 
 def _needs_counts(plan: CheckpointPlan) -> bool:
@@ -593,7 +655,7 @@ def write_top_level_file(
     columns; they are reshaped as the writer shapes checkpoint rows: ``dataChange`` false,
     ``stats_parsed`` per the table's properties). It goes through the writer's own path — staged by
     Spark, read back and counted, published create-if-absent (an existing file of that name is kept,
-    ``kept_existing``) — with the ``add``/``remove`` column types the writer uses.
+    ``kept_existing``, whenever it appeared: it is no conflict) — with the ``add``/``remove`` column types the writer uses.
     ``_last_checkpoint`` is not touched.
 
     The cleaner writes compatibility checkpoints (a classic-named copy of a UUID-named top-level
@@ -603,7 +665,7 @@ def write_top_level_file(
         spec=CheckpointSpec.V2, naming=CheckpointNaming.CLASSIC, top_level_format=TopLevelFormat.PARQUET
     )
     plan = resolve_plan(options, snap)
-    writer = _Writer(spark, snap, plan, options)
+    writer = _Writer(spark, snap, plan, options, keep_any_taken=True)
     rows = shape_rows(inline, snap, plan) if inline is not None else empty_rows(spark, snap, plan)
     try:
         written, _ = writer.write_top_level(

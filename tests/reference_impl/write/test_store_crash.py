@@ -54,12 +54,13 @@ MiniDFSCluster — on a 7-commit ``v2Checkpoint`` table:
    run's complete checkpoint made unnecessary — and none of the first writer's sidecars, which the
    one-day sidecar floor protects (``CKPT-CLEAN-016``), nor its staging, which the same floor
    protects (``CKPT-CLEAN-025``); the first writer then finds the classic
-   name taken and keeps the file (``CKPT-WRITE-008``: it describes the same state) — no error, the
-   table validates, and both readers read the state from before (ours from the killed run's
-   UUID-named file, ``CKPT-READ-004``).
+   name taken (its create-if-absent lost, ``CKPT-WRITE-006``): it raises one ``CHECKPOINT_CONFLICT``
+   naming that file, after deleting the sidecars it published and its staging; the second writer's
+   top-level file and ``_last_checkpoint`` are as it left them, the table validates, and both
+   readers read the state from before (ours from the killed run's UUID-named file, ``CKPT-READ-004``).
 3. A cleanup after the retention period (its clock 31 days after the newest file, staged ones
    included, so the log cutoff is later than every file) deletes every sidecar no top-level file
-   references — the first writer's, left by the race — and keeps every referenced one. It also
+   references (none is left by the race: the first writer deleted its own) and keeps every referenced one. It also
    collects what is left of the killed runs' hidden staging prefixes
    (``_delta_log/.delta-ckpt-staging-<uuid>/``: the files of finished task attempts; on S3 also
    the directory marker ``_temporary/0/`` that S3A's committer made for the run killed mid-upload,
@@ -98,6 +99,7 @@ from conformance.oracles.delta_spark import delta_spark_state
 from conformance.plugin import unavailable
 from reference_impl.cleanup.cleaner import cleanup
 from reference_impl.cleanup.result import CleanupResult
+from reference_impl.errors import CheckpointConflict
 from reference_impl.hooks import PublicationPoint
 from reference_impl.read.snapshot import read_snapshot
 from reference_impl.storage import Location, Storage, storage_for
@@ -233,6 +235,10 @@ class RacersAt:
     def __init__(self, store: Store, point: PublicationPoint, options: CheckpointOptions) -> None:
         self.store, self.point, self.options = store, point, options
         self.second: CheckpointResult | None = None
+        #: The listing of ``_delta_log`` and ``_sidecars`` when the second writer started.
+        self.before: set[str] = set()
+        #: The bytes of the second writer's top-level file and ``_last_checkpoint`` when it finished.
+        self.won: dict[str, bytes] = {}
         self.in_flight: set[str] = set()
         self.cleaned: CleanupResult | None = None
 
@@ -240,9 +246,13 @@ class RacersAt:
         if point is not self.point or self.second is not None:
             return
         store = self.store
+        self.before = set(store.listing())
         self.second = write_checkpoint(
             store.root.uri, options=self.options, spark=store.spark, storage_options=store.options
         )
+        log = store.root / "_delta_log"
+        for name in [f.name for f in self.second.top_level] + ["_last_checkpoint"]:
+            self.won[name] = store.storage.read_bytes(log / name)
         sidecars = {n: t for n, t in store.listing().items() if n.startswith("_sidecars/")}
         self.in_flight = set(sidecars)
         self.cleaned = cleanup(
@@ -262,7 +272,7 @@ class RacersAt:
 @pytest.mark.delta_spark
 @pytest.mark.deltalake
 @pytest.mark.requirement(
-    "CKPT-WRITE-004", "CKPT-WRITE-008", "CKPT-CLEAN-013", "CKPT-CLEAN-026", "CKPT-CLEAN-025"
+    "CKPT-WRITE-004", "CKPT-WRITE-006", "CKPT-WRITE-008", "CKPT-CLEAN-013", "CKPT-CLEAN-026", "CKPT-CLEAN-025"
 )
 def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_keep_the_table_whole(
     store: Store, tmp_path: Path
@@ -273,6 +283,11 @@ def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_
     "A writer MUST finish writing every sidecar file before the top-level file that references it
     becomes visible, and every file of a checkpoint before it updates `_last_checkpoint` to
     describe that checkpoint."
+
+    Spec: CKPT-WRITE-006
+    "A writer MUST publish each classic or UUID-named top-level file atomically, so that no reader
+    can see it partially written, and MUST NOT publish a UUID-named top-level file under a name that
+    an existing file already has"
 
     Spec: CKPT-WRITE-008
     "A writer MAY overwrite an existing classic checkpoint or multi-part part of the same version with
@@ -346,15 +361,23 @@ def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_
         spec=CheckpointSpec.V2, naming=CheckpointNaming.CLASSIC, actions_per_sidecar=4
     )
     race = RacersAt(store, PublicationPoint.SIDECARS_PUBLISHED, classic)
-    first = write_checkpoint(
-        root.uri, options=replace(classic, hooks=race), spark=store.spark, storage_options=store.options
-    )
+    race_start = set(store.listing())
+    with pytest.raises(CheckpointConflict) as lost:
+        write_checkpoint(
+            root.uri, options=replace(classic, hooks=race), spark=store.spark, storage_options=store.options
+        )
     assert race.second is not None and race.cleaned is not None, f"{root}: the racers never ran"
-    tops = {who: result.top_level for who, result in (("first", first), ("second", race.second))}
-    names = {f.name for files in tops.values() for f in files}
-    kept = {who: [f.kept_existing for f in files] for who, files in tops.items()}
-    assert len(names) == 1 and kept == {"first": [True], "second": [False]}, f"{root}: top-level files {tops}"
-    orphans = {f.name for f in first.sidecars}  # the first writer's: its top-level file is the second's
+    names = {f.name for f in race.second.top_level}
+    assert len(names) == 1 and not race.second.top_level[0].kept_existing, (
+        f"{root}: the second writer's top-level files {race.second.top_level}"
+    )
+    error = lost.value
+    taken = str(root / "_delta_log" / next(iter(names)))
+    assert (error.code, error.path, error.rule) == ("CHECKPOINT_CONFLICT", taken, "CKPT-WRITE-006"), (
+        f"{root}: the losing writer's error {error}"
+    )
+    # The first writer's sidecars: published when the second writer started, referenced by nothing.
+    orphans = {n for n in race.before - race_start if n.startswith("_sidecars/")}
     needed = {f.name for f in race.second.sidecars} | names | set(killed_top)
     assert orphans and orphans <= race.in_flight, (
         f"{root}: the first writer's sidecars {sorted(orphans)}, in flight when the cleaner ran "
@@ -368,7 +391,12 @@ def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_
     racing = {d.name for d in race.cleaned.deleted_staging}
     assert racing <= killed_staging, f"{root}: the racing cleaner deleted a live writer's staging {racing}"
     left = set(store.listing())
-    assert orphans | needed | {"_last_checkpoint"} <= left, f"{root}: after the race {sorted(left)}"
+    assert needed | {"_last_checkpoint"} <= left and not orphans & left, (
+        f"{root}: after the race {sorted(left)}; the losing writer's sidecars {sorted(orphans)}"
+    )
+    log = root / "_delta_log"
+    changed = [name for name, data in race.won.items() if store.storage.read_bytes(log / name) != data]
+    assert changed == [], f"{root}: the losing writer changed the winner's {changed}"
     report = validate_table(root.uri, store.options, session=lambda: store.spark, state=False)
     findings = "\n".join(f"{f.level} {f.rule} {f.file}: {f.seen}" for f in report.sorted_findings())
     assert report.exit_status == 0, f"{root}: the table is not valid after the race:\n{findings}"
@@ -397,9 +425,6 @@ def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_
         f"{root}: a second cleanup reported staging deleted: {again.deleted_staging}"
     )
     left = set(store.listing())
-    assert not orphans & left, (
-        f"{root}: cleanup left the orphans {sorted(orphans & left)} ({cleaned.status}: {cleaned.message})"
-    )
     assert needed <= left, f"{root}: cleanup deleted a referenced file: left {sorted(left)}"
     assert store.ours().files == ours_before.files, f"{root}: files differ after cleanup"
 

@@ -1,0 +1,194 @@
+"""Two writers of one classic-named checkpoint at once, on local disk: the loser gets ``CHECKPOINT_CONFLICT``.
+
+Spec: ``spec/checkpoints.md`` §17.3 Atomicity (``CKPT-WRITE-006``, and the note under
+``CKPT-WRITE-008`` on what the reference writer does), §21 Error codes.
+
+The losing writer is ``delta-ckpt checkpoint`` run in this process (:func:`reference_impl.cli.main.main`)
+with hooks (:class:`WinnerAt`) that, when it has listed the log and staged its files — for V2, also
+published its sidecars — run a second ``delta-ckpt checkpoint`` of the same table with the same
+arguments to the end: it takes the classic name first. The loser then exits 2 with one error line
+``CHECKPOINT_CONFLICT`` naming the taken file and ``CKPT-WRITE-006``, and ``_delta_log`` holds
+exactly what it held when the winner finished, less everything the loser had made by then (its
+staging and, for V2, the sidecars it published and their name sets): the winner's files and
+``_last_checkpoint`` untouched, and a base checkpoint's sidecars that an ``--incremental`` loser
+listed again still there. Same arguments, same state: the winner writes what the loser would have.
+
+The V2 case is a classic-named V2 checkpoint written with ``--incremental``: its loser has published
+new sidecars and lists the base's untouched ones again. A V2 classic checkpoint written in full
+races on HDFS and S3, through the Python API, in ``test_store_crash.py``. (A classic file that was
+already there when a writer listed the log — an earlier run's — is kept and the run succeeds:
+``test_crash_points.py``, the re-run after a crash.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from pyspark.sql import DataFrame, SparkSession
+
+from conformance.decode.files import Files, files
+from conformance.tables.builder import (
+    add,
+    commit_info,
+    metadata,
+    protocol,
+    remove,
+    schema,
+    schema_field,
+    v2_protocol,
+    write_commit,
+    write_log,
+)
+from reference_impl.cli.main import main
+from reference_impl.hooks import PublicationPoint
+from reference_impl.log.naming import classic_checkpoint_name, part_checkpoint_name
+from reference_impl.progress import silent
+from reference_impl.write.options import CheckpointOptions
+from reference_impl.write.writer import write_checkpoint
+from spec.vocabulary import CheckpointSpec
+from tests.reference_impl.write.test_bad_input import ERROR_LINE
+from tests.support.listings import log_dir
+
+
+class WinnerAt:
+    """Hooks of the losing writer: at ``point``, another ``delta-ckpt checkpoint`` of ``table`` with
+    ``args`` runs to the end; what ``_delta_log`` held just before and after it is recorded."""
+
+    def __init__(self, table: Path, args: tuple[str, ...], point: PublicationPoint) -> None:
+        self.table, self.args, self.point = table, args, point
+        self.status: int | None = None
+        self.before: Files = {}
+        self.after: Files = {}
+
+    def reached(self, point: PublicationPoint, count: int | None = None) -> None:
+        if point is not self.point or self.status is not None:
+            return
+        self.before = files(log_dir(self.table))
+        self.status = main(["checkpoint", str(self.table), *self.args, "--quiet"])
+        self.after = files(log_dir(self.table))
+
+    def prepare(self, df: DataFrame) -> DataFrame:
+        return df
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    #: Builds the table at the path given.
+    build: Callable[[Path, SparkSession], Path]
+    args: tuple[str, ...]
+    #: Where the winner runs: every file of the loser staged and checked (V1), its sidecars published (V2).
+    point: PublicationPoint
+    #: The name the loser finds taken.
+    taken: str
+
+
+def _plain_table(path: Path, spark: SparkSession) -> Path:
+    """Protocol (1, 2), then 12 files in three commits."""
+    first = [protocol(1, 2), metadata(schema(schema_field("id", "long")))]
+    return write_log(path, [first, *[[add(f"f-{v}-{i}.parquet") for i in range(4)] for v in range(1, 4)]])
+
+
+def _incremental_table(path: Path, spark: SparkSession) -> Path:
+    """20 files at version 1 and a V2 checkpoint of it with sidecars of 5 actions (the base); then two
+    files appended and one removed (versions 2, 3): an incremental checkpoint of version 3 lists the
+    base's untouched sidecars again."""
+    first = [
+        v2_protocol(),
+        metadata(schema(schema_field("id", "long")), configuration={"delta.checkpointPolicy": "v2"}),
+    ]
+    write_log(path, [first, [commit_info(), *[add(f"f-{i:02d}.parquet") for i in range(20)]]])
+    options = CheckpointOptions(
+        spec=CheckpointSpec.V2, incremental=True, actions_per_sidecar=5, progress=silent()
+    )
+    write_checkpoint(path, 1, options, spark=spark)
+    write_commit(path, 2, [commit_info(), *[add(f"new-{i}.parquet") for i in range(2)]])
+    write_commit(path, 3, [commit_info(), remove("f-07.parquet", deletion_timestamp=1_700_000_000_000)])
+    return path
+
+
+CASES = [
+    Case("v1-classic", _plain_table, ("--spec", "v1"), PublicationPoint.STAGED, classic_checkpoint_name(3)),
+    Case(
+        "multi-part",
+        _plain_table,
+        ("--spec", "v1", "--parts", "2"),
+        PublicationPoint.STAGED,
+        part_checkpoint_name(3, 1, 2),
+    ),
+    Case(
+        "v2-classic-incremental",
+        _incremental_table,
+        ("--spec", "v2", "--naming", "classic", "--actions-per-sidecar", "5", "--incremental"),
+        PublicationPoint.SIDECARS_PUBLISHED,
+        classic_checkpoint_name(3),
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-WRITE-006", "CKPT-WRITE-008")
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_losing_writer_reports_a_conflict_and_leaves_nothing(
+    case: Case, spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The writer whose create-if-absent lost: one ``CHECKPOINT_CONFLICT``, exit 2, nothing of it left.
+
+    Spec: CKPT-WRITE-006
+    "A writer MUST publish each classic or UUID-named top-level file atomically, so that no reader
+    can see it partially written, and MUST NOT publish a UUID-named top-level file under a name that
+    an existing file already has"
+
+    Spec: CKPT-WRITE-008
+    "A writer MAY overwrite an existing classic checkpoint or multi-part part of the same version
+    with a file that describes the same table state, or keep the existing file instead of writing
+    its own."
+    """
+    table = case.build(tmp_path / "table", spark)
+    start = files(log_dir(table))
+    winner = WinnerAt(table, case.args, case.point)
+    capsys.readouterr()
+    status = main(["checkpoint", str(table), *case.args, "--quiet"], hooks=winner)
+    stderr = capsys.readouterr().err
+    assert winner.status == 0, (
+        f"{case.id}: the winner never ran or failed ({winner.status}): {stderr[-1500:]}"
+    )
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert status == 2 and len(lines) == 1, f"{case.id}: exit status {status}, stderr {lines}"
+    match = ERROR_LINE.match(lines[0])
+    assert match is not None, f"{case.id}: not one 'CODE: message [file: …] [rule: …]' line: {lines[0]!r}"
+    taken = str(log_dir(table) / case.taken)
+    assert (match["code"], match["file"], match["rule"]) == (
+        "CHECKPOINT_CONFLICT",
+        taken,
+        "CKPT-WRITE-006",
+    ), f"{case.id}: {lines[0]!r}"
+
+    # What the loser had made when the winner started: its staging, and for V2 its sidecars.
+    own = set(winner.before) - set(start)
+    own_sidecars = sorted(n for n in own if n.startswith("_sidecars/") and n.endswith(".parquet"))
+    assert any(n.startswith(".delta-ckpt-staging-") for n in own), (
+        f"{case.id}: the loser staged nothing: {own}"
+    )
+    if case.point is PublicationPoint.SIDECARS_PUBLISHED:
+        assert own_sidecars, (
+            f"{case.id}: the loser had published no sidecar before the winner ran: {sorted(own)}"
+        )
+    left = files(log_dir(table))
+    expected = {name: stat for name, stat in winner.after.items() if name not in own}
+    assert left == expected, f"{case.id}: _delta_log after the loser, against the winner's: " + ", ".join(
+        [f"left {n}" for n in sorted(set(left) - set(expected))]
+        + [f"gone {n}" for n in sorted(set(expected) - set(left))]
+        + [f"changed {n}" for n in sorted(set(left) & set(expected)) if left[n] != expected[n]]
+    )
+    if case.id == "v2-classic-incremental":
+        base = {n for n in start if n.startswith("_sidecars/") and n.endswith(".parquet")}
+        new = {n for n in winner.after if n.startswith("_sidecars/") and n.endswith(".parquet")} - base - own
+        # The winner wrote what the loser wrote (same arguments, same state): as many new sidecars, the
+        # rest of the base listed again — by the loser too, which must not have deleted them.
+        assert len(new) == len(own_sidecars) < 4 <= len(base), (
+            f"{case.id}: base sidecars {sorted(base)}, the winner's new {sorted(new)}, the loser's {own_sidecars}"
+        )
