@@ -29,6 +29,7 @@ and fails on a clean install (:func:`undeclared_imports`; the standard library i
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import sys
 import tomllib
@@ -201,7 +202,8 @@ def _normalised(distribution: str) -> str:
     return re.sub(r"[-_.]+", "-", distribution).lower()
 
 
-def declared_dependencies() -> dict[str, frozenset[str]]:
+@functools.cache
+def declared_dependencies() -> Mapping[str, frozenset[str]]:
     """The distributions ``pyproject.toml`` declares: the core under ``""``, each extra under its name."""
     project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     groups: dict[str, list[str]] = {"": project["dependencies"], **project["optional-dependencies"]}
@@ -212,6 +214,12 @@ def declared_dependencies() -> dict[str, frozenset[str]]:
         assert all(matches), f"pyproject.toml: a requirement of {extra or 'the core'} names no distribution"
         out[extra] = frozenset(_normalised(m[1]) for m in matches if m)
     return out
+
+
+@functools.cache
+def _providers() -> Mapping[str, Sequence[str]]:
+    """Top-level module -> the installed distributions that provide it (read once: it scans every one)."""
+    return metadata.packages_distributions()
 
 
 def _extras_of(relative: str) -> tuple[str, ...]:
@@ -276,7 +284,7 @@ def test_file_io_stays_in_storage() -> None:
 
 def test_every_third_party_import_is_a_declared_dependency() -> None:
     """Every import of a third-party module, in any scanned file or test, is of a declared dependency."""
-    declared, providers = declared_dependencies(), metadata.packages_distributions()
+    declared, providers = declared_dependencies(), _providers()
     found = []
     for path in _python_files((*SCANNED, "tests")):
         relative = path.relative_to(REPO_ROOT).as_posix()
@@ -299,13 +307,13 @@ def test_every_third_party_import_is_a_declared_dependency() -> None:
 )
 def test_the_dependency_checker_catches_each_kind(relative: str, source: str, expected: str) -> None:
     """The dependency checker can fail: an undeclared, a wrong-extra and an uninstalled import, with the line."""
-    found = undeclared_imports(relative, source, declared_dependencies(), metadata.packages_distributions())
+    found = undeclared_imports(relative, source, declared_dependencies(), _providers())
     assert any(expected in f for f in found), f"{relative}: {found}"
 
 
 def test_the_dependency_checker_allows_what_is_declared() -> None:
     """The standard library, the project's own modules, core dependencies and the module's extras pass."""
-    declared, providers = declared_dependencies(), metadata.packages_distributions()
+    declared, providers = declared_dependencies(), _providers()
     allowed = [
         ("reference_impl/x.py", "import json, pyarrow.compute\nfrom pyspark.sql import functions\n"),
         ("reference_impl/x.py", "from . import errors\nfrom reference_impl.log import naming\n"),
