@@ -391,6 +391,11 @@ def test_lost_shuffle_output_rerun_counts_once(base: Base, delta_spark: SparkSes
     (``ObservedCounts``). One write task deletes the map output it reads and fails; its retry
     meets a fetch failure, and Spark runs the shuffle-map stage again. Counted in that stage, every
     row was counted twice and the self-check failed (``SELF_CHECK_FAILED``) on a correct checkpoint.
+    Since the reconciliation's shuffle makes the sidecars' partitions, the stop-24 order (observe,
+    then partition) also counts after the shuffle; what fails here is an observation with a shuffle
+    after it (stop 25: ``wrote 12 add / 8 remove / 20 rows, but the state has 24 live files / 16
+    tombstones / 40 actions``). The table costs little of the time: a two-commit log made the same
+    stages (two map tasks, one write task) and took as long.
 
     Spec: CKPT-WRITE-005
     "Before publishing a checkpoint, a writer MUST verify that the number of `add` rows it wrote
