@@ -32,7 +32,16 @@ Usage (``RESULTS.md`` shows the command that produced it)::
 ``--only a,b`` runs a subset; ``--work DIR`` sets where tables go (default ``/tmp/delta-ckpt-bench``);
 results go to ``--results`` (default ``benchmarks/RESULTS.md``), the raw rows next to it
 (``results.json``) and the scaling plot to ``scaling.png`` when matplotlib (the ``bench`` extra) is
-installed. Not a test: CI runs it once at a tiny size (``tests/test_benchmark_smoke.py``).
+installed and the run has table sizes (a run of ``cli-*`` contenders only has none: no table, no plot).
+``--render RESULTS_JSON`` re-renders one run's report; ``--merge RESULTS_JSON… --results OUT.md`` writes
+one scaling table and plot (``scaling.png`` beside ``OUT.md``) from several runs — e.g. the 10M run with
+the 10k–1M one — each figure one run's median labelled ``R<i> <commit>``, never combined across runs::
+
+    .venv/bin/python benchmarks/run_checkpoint_bench.py --merge benchmarks/results.json \
+        benchmarks/10m/results.json --results benchmarks/scaling/RESULTS.md
+
+Not a test: CI runs it once at a tiny size (``tests/test_benchmark_smoke.py``); its reports are rendered
+from committed runs in ``tests/test_benchmark_report.py``.
 """
 
 from __future__ import annotations
@@ -550,17 +559,51 @@ def _ratio_lines(by: dict[tuple[str, int], Summary], sizes: list[int]) -> list[s
     return lines
 
 
-def _scaling(by: dict[tuple[str, int], Summary], sizes: list[int]) -> list[str]:
-    contenders = [c for c in CONTENDERS if c not in WALL_CONTENDERS and any((c, n) in by for n in sizes)]
+@dataclass(frozen=True)
+class Point:
+    """One point of a scaling table or plot: a contender's median at one size in one run."""
+
+    contender: str
+    adds: int
+    median: float
+    run: str | None = None  # the run's label in a report merged from several runs (``--merge``)
+
+
+def _points(by: dict[tuple[str, int], Summary], run: str | None = None) -> list[Point]:
+    """The points of one run: every sized, non-wall contender with a median, by contender then size."""
+    return [
+        Point(c, n, s.median, run)
+        for c in CONTENDERS
+        if c not in WALL_CONTENDERS
+        for n in sorted(size for (name, size) in by if name == c and size >= 0)
+        if (s := by[(c, n)]).median is not None
+    ]
+
+
+def _scaling(points: list[Point]) -> list[str]:
+    """Contenders x sizes; a cell lists every run's median at that size (a run's label with it, if any)."""
+    sizes = sorted({p.adds for p in points})
+    contenders = [c for c in CONTENDERS if any(p.contender == c for p in points)]
     lines = ["| contender | " + " | ".join(f"{n:,}" for n in sizes) + " |", "|---|" + "---:|" * len(sizes)]
     for c in contenders:
-        cells = [_fmt_s(by[(c, n)].median) if (c, n) in by else "—" for n in sizes]
+        cells = [
+            "<br>".join(
+                _fmt_s(p.median) + ("" if p.run is None else f" ({p.run})")
+                for p in points
+                if (p.contender, p.adds) == (c, n)
+            )
+            or "—"
+            for n in sizes
+        ]
         lines.append(f"| {c} | " + " | ".join(cells) + " |")
     return lines
 
 
-def plot(by: dict[tuple[str, int], Summary], sizes: list[int], out: Path) -> bool:
-    """Median time vs size per contender, log-log, as a PNG; False without matplotlib (``bench`` extra)."""
+def plot(
+    points: list[Point], out: Path, title: str = "Checkpoint write / snapshot time vs table size"
+) -> bool:
+    """Median time vs size per contender, log-log, as a PNG; a point of a labelled run is annotated with
+    its label. False without matplotlib (the ``bench`` extra); the caller plots only when there are points."""
     try:
         import matplotlib
 
@@ -570,14 +613,17 @@ def plot(by: dict[tuple[str, int], Summary], sizes: list[int], out: Path) -> boo
         return False
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for c in CONTENDERS:
-        points = [(n, s.median) for n in sizes if (s := by.get((c, n))) is not None and s.median is not None]
-        if c not in WALL_CONTENDERS and points:
-            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=c)
+        mine = sorted((p for p in points if p.contender == c), key=lambda p: p.adds)  # stable: run order kept
+        if mine:
+            ax.plot([p.adds for p in mine], [p.median for p in mine], marker="o", label=c)
+        for p in mine:
+            if p.run is not None:
+                ax.annotate(p.run, (p.adds, p.median), textcoords="offset points", xytext=(4, 4), fontsize=6)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("add actions in the table")
     ax.set_ylabel("median seconds (op)")
-    ax.set_title("Checkpoint write / snapshot time vs table size")
+    ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -586,9 +632,22 @@ def plot(by: dict[tuple[str, int], Summary], sizes: list[int], out: Path) -> boo
     return True
 
 
+def _plot_line(plotted: str | None) -> str:
+    return (
+        f"![scaling]({plotted})" if plotted else "(no plot: matplotlib, the `bench` extra, is not installed)"
+    )
+
+
 def report(results: list[Measurement], env: dict[str, str], command: str, plotted: str | None) -> str:
+    """The run's RESULTS.md; ``plotted`` is the scaling plot's file name (None: not drawn)."""
     by = _summaries(results)
     sizes = sorted({m.adds for m in results if m.adds >= 0})
+    points = _points(by)
+    scaling = (
+        [*_scaling(points), "", _plot_line(plotted)]
+        if points
+        else ["No table size in this run (its contenders time whole commands): no scaling table, no plot."]
+    )
     lines = [
         "# Checkpoint benchmark",
         "",
@@ -622,9 +681,7 @@ def report(results: list[Measurement], env: dict[str, str], command: str, plotte
         "",
         "## Scaling (median op, seconds)",
         "",
-        *_scaling(by, sizes),
-        "",
-        f"![scaling]({plotted})" if plotted else "(no plot: matplotlib, the `bench` extra, is not installed)",
+        *scaling,
         "",
         "## Runs in order (phases of our writer from its own timings)",
         "",
@@ -676,6 +733,10 @@ def _source(work: Path, kind: str, n: int, driver_memory: str) -> Path:
     return source
 
 
+def _command_line() -> str:
+    return f"cd {ROOT} && .venv/bin/python benchmarks/run_checkpoint_bench.py {' '.join(sys.argv[1:])}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -686,9 +747,16 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path("/tmp/delta-ckpt-bench"))
     parser.add_argument("--driver-memory", default="8g")
     parser.add_argument("--timeout", type=float, default=3600.0, help="per run, seconds")
-    parser.add_argument("--results", type=Path, default=HERE / "RESULTS.md")
+    parser.add_argument("--results", type=Path, help="the report (default benchmarks/RESULTS.md)")
     parser.add_argument(
         "--render", type=Path, help="only write the report from a results.json (e.g. of a stopped run)"
+    )
+    parser.add_argument(
+        "--merge",
+        type=Path,
+        nargs="+",
+        metavar="RESULTS_JSON",
+        help="only write one scaling table and plot from several runs' results.json (needs --results)",
     )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--table", help=argparse.SUPPRESS)
@@ -696,6 +764,15 @@ def main() -> None:
     if args.child:
         run_child(args.child, args.table, args.driver_memory)
         return
+    if args.merge:
+        if args.results is None:
+            parser.error("--merge needs --results (not to overwrite benchmarks/RESULTS.md)")
+        missing = [str(p) for p in args.merge if not p.is_file()]
+        if missing:
+            parser.error(f"--merge: no such results.json: {', '.join(missing)}")
+        merge(args.merge, args.results, _command_line())
+        return
+    args.results = args.results or HERE / "RESULTS.md"
     if args.render:
         render(args.render, args.results)
         return
@@ -703,7 +780,7 @@ def main() -> None:
     unknown = set(contenders) - set(CONTENDERS)
     if unknown:
         raise SystemExit(f"unknown contender(s): {sorted(unknown)}; known: {CONTENDERS}")
-    command = f"cd {ROOT} && .venv/bin/python benchmarks/run_checkpoint_bench.py {' '.join(sys.argv[1:])}"
+    command = _command_line()
     env = environment()
     args.work.mkdir(parents=True, exist_ok=True)
     args.results.parent.mkdir(parents=True, exist_ok=True)  # before the first run, not after it
@@ -741,26 +818,109 @@ def main() -> None:
 
 
 def write_report(results: list[Measurement], env: dict[str, str], command: str, out: Path) -> None:
-    """``out`` (RESULTS.md) and the scaling plot next to it."""
+    """``out`` (RESULTS.md) and, when the run has sizes to plot, the scaling plot next to it."""
     png = out.with_name("scaling.png")
-    sizes = sorted({m.adds for m in results if m.adds >= 0})
-    plotted = png.name if plot(_summaries(results), sizes, png) else None
+    points = _points(_summaries(results))
+    plotted = png.name if points and plot(points, png) else None
     text = report(results, env, command, plotted)
     out.write_text(text)
     print(text)
 
 
-def render(raw_path: Path, out: Path) -> None:
-    """The report of the runs recorded in ``raw_path`` (written after every run)."""
+def _raw(raw_path: Path) -> dict[str, Any]:
+    """A results.json: ``command``, ``environment`` (None when not recorded) and ``runs``."""
     data = json.loads(raw_path.read_text())
     if isinstance(data, list):  # written before the file recorded its command and machine
         data = {"command": None, "environment": None, "runs": data}
+    return dict(data)
+
+
+def render(raw_path: Path, out: Path) -> None:
+    """The report of the runs recorded in ``raw_path`` (written after every run)."""
+    data = _raw(raw_path)
     results = [Measurement(**row) for row in data["runs"]]
     command = data["command"] or "(not recorded in " + raw_path.name + ")"
     env = data["environment"] or {**environment(), "loadavg at start": "not recorded"}
     write_report(
         results, env, command + f"\n# report rendered from {raw_path.name} ({len(results)} runs)", out
     )
+
+
+def merge(raw_paths: list[Path], out: Path, command: str) -> None:
+    """One scaling table and plot (``out`` and ``scaling.png`` next to it) from several runs' results.json.
+
+    Run ``i`` is labelled ``R<i> <commit>``; every figure is one run's median over its own repetitions,
+    shown with that label, and no figure combines runs: two runs at one size are two entries (two points).
+    """
+    raws = [(path, _raw(path)) for path in raw_paths]
+    runs = [
+        (f"R{i} {(data['environment'] or {}).get('git commit', '?')}", path, data)
+        for i, (path, data) in enumerate(raws, start=1)
+    ]
+    points: list[Point] = []
+    details: list[str] = []
+    for label, _path, data in runs:
+        by = _summaries([Measurement(**row) for row in data["runs"]])
+        points += _points(by, label)
+        details += [
+            f"| {label} " + by[k].row() for k in sorted(by, key=lambda k: (k[1], CONTENDERS.index(k[0])))
+        ]
+    commits = sorted({label.split(" ", 1)[1] for label, _path, _data in runs})
+    png = out.with_name("scaling.png")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    plotted = (
+        png.name
+        if points and plot(points, png, "Median time vs table size, by run (R<i> <commit>)")
+        else None
+    )
+    lines = [
+        "# Checkpoint benchmark: scaling across runs",
+        "",
+        "Merged by `benchmarks/run_checkpoint_bench.py --merge` from the runs below; every figure was printed",
+        "by one of them (its own command, machine and load are in its RESULTS.md / results.json).",
+        "",
+        "```bash",
+        command,
+        "```",
+        "",
+        "## Runs",
+        "",
+        "| run | results.json | command | load (1-min, range over its runs) |",
+        "|---|---|---|---|",
+    ]
+    for label, path, data in runs:
+        loads = [x for row in data["runs"] for x in (row["load_before"], row["load_after"])]
+        load = f"{min(loads):.1f}–{max(loads):.1f}" if loads else "—"
+        lines.append(f"| {label} | {path} | `{data['command'] or 'not recorded'}` | {load} |")
+    lines += [
+        "",
+        (
+            f"The runs are of {len(commits)} commits ({', '.join(commits)}): figures of different commits are"
+            " different code."
+            if len(commits) > 1
+            else f"Every run is of commit {commits[0]}."
+        )
+        + " Each figure is one run's median over its own repetitions, labelled with its run; no figure"
+        " averages or otherwise combines runs (two runs at one size are two entries, two points).",
+        "",
+        "## Scaling (median op, seconds; run in brackets)",
+        "",
+        *(_scaling(points) if points else ["No run has a table size: no scaling table, no plot."]),
+        "",
+    ]
+    if points:
+        lines += [_plot_line(plotted), ""]
+    lines += [
+        "## Every run's summaries",
+        "",
+        "| run | N adds | contender | ok | min | median | max | peak RSS (MiB) | load | errors |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---|---|",
+        *details,
+        "",
+    ]
+    text = "\n".join(lines)
+    out.write_text(text)
+    print(text)
 
 
 if __name__ == "__main__":

@@ -299,7 +299,7 @@ def test_every_third_party_import_is_a_declared_dependency() -> None:
     [
         ("reference_impl/write/x.py", "import numpy\n", "imports numpy (distribution numpy), not declared"),
         ("spec/x.py", "def f():\n    from numpy import array\n", "spec/x.py:2: imports numpy"),
-        ("reference_impl/read/x.py", "import matplotlib.pyplot\n", "for core (declared in: bench)"),
+        ("reference_impl/read/x.py", "import matplotlib.pyplot\n", "for core (declared in: bench, dev)"),
         ("conformance/plugin.py", "import deltalake\n", "for core (declared in: dev, oracles)"),
         ("benchmarks/x.py", "import hypothesis\n", "for core + oracles + bench (declared in: dev)"),
         ("fixtures/x.py", "import no_such_module_here\n", "which no installed distribution provides"),

@@ -1,0 +1,110 @@
+"""The checkpoint benchmark's reports, rendered from committed results.json files (no run, no Spark).
+
+``benchmarks/run_checkpoint_bench.py --render`` re-renders a run's RESULTS.md and scaling plot; a run of
+whole-command contenders only (``cli-*``) has no size to plot, so its report has neither a scaling table nor
+a link to a plot. ``--merge`` puts several runs into one scaling table and plot, every figure labelled with
+its run and commit and none combined across runs (issue #12: time vs size, the 10M figure from its own run).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import statistics
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from tests.support import REPO_ROOT
+
+BENCH = REPO_ROOT / "benchmarks"
+WALL_ONLY = BENCH / "small-table" / "stop24" / "idle" / "results.json"
+
+
+@pytest.fixture(scope="module")
+def bench() -> Iterator[ModuleType]:
+    """The script as a module (registered while the tests run: its dataclasses look their module up)."""
+    spec = importlib.util.spec_from_file_location("run_checkpoint_bench", BENCH / "run_checkpoint_bench.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        del sys.modules[spec.name]
+
+
+def _median(raw: dict[str, Any], contender: str, adds: int) -> float:
+    figures = [r["op_s"] for r in raw["runs"] if (r["contender"], r["adds"]) == (contender, adds) and r["ok"]]
+    assert figures, f"no run of {contender} at {adds} in {raw['command']}"
+    return float(statistics.median(figures))
+
+
+def test_wall_only_run_links_no_plot(bench: ModuleType, tmp_path: Path) -> None:
+    """A run of ``cli-checkpoint``/``cli-snapshot`` only: no scaling table, no plot file, no link to one —
+    rendered alone or merged."""
+    raw = tmp_path / "results.json"
+    shutil.copy(WALL_ONLY, raw)
+    assert {r["adds"] for r in json.loads(raw.read_text())["runs"]} == {-1}, f"{WALL_ONLY} is not wall-only"
+    bench.render(raw, tmp_path / "RESULTS.md")
+    bench.merge([raw], tmp_path / "merged" / "RESULTS.md", "merge")
+    for out in (tmp_path / "RESULTS.md", tmp_path / "merged" / "RESULTS.md"):
+        text = out.read_text()
+        assert "scaling.png" not in text and "no scaling table, no plot" in text, f"{out}:\n{text}"
+        assert not (out.parent / "scaling.png").exists(), f"{out.parent}: a plot of nothing was drawn"
+    assert "| cli-checkpoint wall, 10-commit table (s) |" in (tmp_path / "RESULTS.md").read_text()
+
+
+def test_render_reproduces_the_committed_report(bench: ModuleType, tmp_path: Path) -> None:
+    """``--render benchmarks/results.json`` gives the committed RESULTS.md (plus the line saying it was
+    rendered) and the committed scaling.png, byte for byte (matplotlib pinned by constraints.txt)."""
+    raw = tmp_path / "results.json"
+    shutil.copy(BENCH / "results.json", raw)
+    bench.render(raw, tmp_path / "RESULTS.md")
+    rendered = (tmp_path / "RESULTS.md").read_text().splitlines(keepends=True)
+    extra = [line for line in rendered if line.startswith("# report rendered from results.json")]
+    assert len(extra) == 1, f"{tmp_path / 'RESULTS.md'}: rendered-from lines {extra}"
+    committed = (BENCH / "RESULTS.md").read_text()
+    assert "".join(line for line in rendered if line not in extra) == committed, (
+        f"{tmp_path / 'RESULTS.md'} differs from {BENCH / 'RESULTS.md'} beyond {extra}"
+    )
+    assert (tmp_path / "scaling.png").read_bytes() == (BENCH / "scaling.png").read_bytes(), (
+        f"{tmp_path / 'scaling.png'} differs from {BENCH / 'scaling.png'}"
+    )
+
+
+def test_merge_labels_every_figure_with_its_run(bench: ModuleType, tmp_path: Path) -> None:
+    """``--merge`` of the 100k/1M run, the 10M run and a copy of the first with other figures and another
+    commit: one table with every size, each figure the median of one run with that run's label, the two
+    runs at one size side by side (never averaged), the commits named, and a plot."""
+    main_raw = json.loads((BENCH / "results.json").read_text())
+    ten_m = json.loads((BENCH / "10m" / "results.json").read_text())
+    other = json.loads(json.dumps(main_raw))
+    other["environment"]["git commit"] = "0000000"
+    for row in other["runs"]:
+        row["op_s"] = row["op_s"] * 2 if row["op_s"] is not None else None
+    copy = tmp_path / "other" / "results.json"
+    copy.parent.mkdir()
+    copy.write_text(json.dumps(other))
+    out = tmp_path / "scaling" / "RESULTS.md"
+    bench.merge([BENCH / "results.json", BENCH / "10m" / "results.json", copy], out, "the merge command")
+    text = out.read_text()
+    r1, r2 = f"R1 {main_raw['environment']['git commit']}", f"R2 {ten_m['environment']['git commit']}"
+    row = next(line for line in text.splitlines() if line.startswith("| ours-v2 |"))
+    cells = [c.strip() for c in row.strip("|").split("|")][1:]
+    header = next(line for line in text.splitlines() if line.startswith("| contender |"))
+    assert [c.strip() for c in header.strip("|").split("|")][1:] == ["100,000", "1,000,000", "10,000,000"]
+    for cell, n in zip(cells[:2], (100_000, 1_000_000), strict=True):
+        mine, theirs = _median(main_raw, "ours-v2", n), _median(other, "ours-v2", n)
+        assert cell == f"{mine:.1f} ({r1})<br>{theirs:.1f} (R3 0000000)", f"{out}: ours-v2 at {n}: {cell!r}"
+    assert cells[2] == f"{_median(ten_m, 'ours-v2', 10_000_000):.1f} ({r2})", f"{out}: 10M cell {cells[2]!r}"
+    assert "The runs are of 3 commits" in text and "no figure averages" in text, f"{out}:\n{text}"
+    assert "the merge command" in text and str(BENCH / "10m" / "results.json") in text, f"{out}:\n{text}"
+    assert "![scaling](scaling.png)" in text, f"{out}:\n{text}"
+    assert (out.parent / "scaling.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", f"{out.parent}: no plot"
