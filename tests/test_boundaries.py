@@ -74,7 +74,8 @@ def module_of(relative: str) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imported(relative: str, source: str) -> list[tuple[int, str]]:
+@functools.cache  # the boundary and the dependency checks read the same files: each is parsed once
+def imported(relative: str, source: str) -> tuple[tuple[int, str], ...]:
     """``(line, absolute module name)`` of every import in ``source`` (a file at ``relative``)."""
     package = module_of(relative).split(".")
     if not relative.endswith("__init__.py"):
@@ -91,7 +92,7 @@ def imported(relative: str, source: str) -> list[tuple[int, str]]:
                 target = node.module or ""
             out.append((node.lineno, target))
             out += [(node.lineno, f"{target}.{alias.name}") for alias in node.names]
-    return out
+    return tuple(out)
 
 
 def _within(name: str, package: str) -> bool:
