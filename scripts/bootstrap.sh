@@ -9,6 +9,27 @@ PYTHON="${PYTHON:-python3}"
 STAMP="$VENV/.delta-ckpt-installed"
 want="$(cat "$ROOT/pyproject.toml" "$ROOT/constraints.txt" | sha256sum | cut -d' ' -f1)"
 if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$STAMP" 2>/dev/null || true)" != "$want" ]; then
+  # A virtualenv whose editable install is another checkout's (DELTA_CKPT_VENV shared with a worktree) is
+  # never re-pointed at this one: the other checkout would then run this one's code.
+  other="$("$VENV/bin/python" -I - "$ROOT" 2>/dev/null <<'PY' || true
+import json, sys, urllib.parse, urllib.request
+from importlib import metadata
+from pathlib import Path
+try:
+    info = json.loads(metadata.distribution("delta-checkpoint-conformance").read_text("direct_url.json") or "{}")
+except (metadata.PackageNotFoundError, ValueError):
+    sys.exit()
+if info.get("dir_info", {}).get("editable"):
+    path = Path(urllib.request.url2pathname(urllib.parse.urlparse(info["url"]).path))
+    if path.resolve() != Path(sys.argv[1]).resolve():
+        print(path)
+PY
+)"
+  if [ -n "$other" ]; then
+    echo "[setup] $VENV is the editable install of $other and out of date for $ROOT: not re-installing" \
+      "it here (point DELTA_CKPT_VENV at a virtualenv of this checkout, or leave it unset)" >&2
+    exit 1
+  fi
   echo "[setup] installing the pinned environment into $VENV (first run: a few minutes)" >&2
   "$PYTHON" -m venv "$VENV"
   "$VENV/bin/python" -m pip install -q --upgrade pip
