@@ -9,10 +9,12 @@ changes nothing). The one listing mechanism of the suite and of the project's te
 | :func:`files` | every file under a directory (hidden ones included): relative path → ``(size, mtime_ns)`` |
 | :func:`tree` | every file *and directory* (a directory's own mtime shows a file created and removed inside it) |
 | :func:`diff` | the differences of two :func:`tree` (or :func:`files`) snapshots, one line each |
+| :func:`digest` | one hash of every file under a directory: relative path, size, mtime and bytes |
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -36,6 +38,18 @@ def files(root: Path, *, exclude: str | None = None) -> Files:
             st = path.stat()
             out[path.relative_to(root).as_posix()] = (st.st_size, st.st_mtime_ns)
     return out
+
+
+def digest(root: Path) -> str:
+    """A SHA-256 of every file under ``root`` (hidden ones included): relative path, size, mtime and bytes.
+
+    Two directories with the same digest hold the same files with the same contents and modification
+    times, wherever they are."""
+    out = hashlib.sha256()
+    for name, (size, mtime_ns) in sorted(files(root).items()):
+        content = hashlib.sha256((root / name).read_bytes()).hexdigest()
+        out.update(f"{name}\0{size}\0{mtime_ns}\0{content}\n".encode())
+    return out.hexdigest()
 
 
 def tree(root: Path) -> dict[str, tuple[str, int, int]]:

@@ -5,6 +5,11 @@ with the table's retention (8 days) and the suite's clock. The tests then inspec
 remain — the MUST rules of §18.2 hold whatever the cleaner chose to delete — and every reader reads
 each remaining version, which must still be the state the table builder knows by construction.
 The SHOULD rules (what should have been deleted, the compatibility checkpoint) are separate tests.
+
+Cleaners that delete the same files (or none) leave byte-identical copies of a case: same names, bytes
+and modification times (:func:`~conformance.decode.files.digest`). A reader reads such files once per
+version, and its result stands for every identical copy (:func:`_read`): the same input, not a new one
+(9 of the 25 cleaned tables of the bundled cleaners, measured on 5f256b0).
 """
 
 from __future__ import annotations
@@ -15,9 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance.adapter import AdapterError, Implementation
+from conformance.adapter import AdapterError, Implementation, ReadResult
 from conformance.compare import assert_states_equal
 from conformance.decode.checkpoint import sidecar_actions, sidecar_file
+from conformance.decode.files import digest
 from conformance.decode.names import DELTA_LOG, SIDECAR_DIR, checksum_owner, parse_name
 from conformance.decode.paths import table_root_uri
 from conformance.suite.conftest import Listing, listing
@@ -38,6 +44,7 @@ class CleanedTable:
     data_before: Listing
     data_after: Listing
     error: AdapterError | None
+    digest: str  # of every file of the cleaned copy (conformance.decode.files.digest)
 
     @property
     def log_dir(self) -> Path:
@@ -63,6 +70,8 @@ class CleanedTable:
 
 _CASES: dict[str, CleanupCase] = {}
 _CLEANED: dict[tuple[str, str], CleanedTable] = {}
+#: (reader, digest of a cleaned copy, version) -> the first copy with those files read, and what the read gave
+_READS: dict[tuple[str, str, int], tuple[Path, ReadResult | AdapterError]] = {}
 
 
 def _case(name: str, factory: pytest.TempPathFactory) -> CleanupCase:
@@ -95,6 +104,7 @@ def cleaned(
             data_before,
             listing(path, outside_log=True),
             error,
+            digest(path),
         )
     result = _CLEANED[key]
     if result.error is not None and result.error.code != result.case.expected_error:
@@ -279,18 +289,37 @@ def test_reader_reads_every_remaining_version(cleaned: CleanedTable, reader: Imp
     for version in sorted({oldest, LATEST}):
         where = f"{cleaned.label}, version {version} read by {info.name}"
         try:
-            result = reader.read(
-                cleaned.path, version=version, now_ms=cleaned.case.now_ms if info.honours_clock else None
-            )
+            table, result = _read(reader, cleaned, version)
         except AdapterError as exc:
             pytest.fail(f"{where}: {exc.code}: {exc.message}", pytrace=False)
+        if table != cleaned.path:
+            where += f" (read in {table}, a byte-identical copy)"
         assert_states_equal(
             cleaned.case.states[version],
             result.state,
             context=where,
             ignore=sorted(info.unavailable_fields),
-            root=table_root_uri(cleaned.path),
+            root=table_root_uri(table),
         )
+
+
+def _read(reader: Implementation, cleaned: CleanedTable, version: int) -> tuple[Path, ReadResult]:
+    """``reader``'s read of ``version`` of ``cleaned``, and the table it read: made once per reader for the
+    cleaned copies of a case that hold the same files (same :attr:`CleanedTable.digest`), the first of
+    them, whose result (or coded error) stands for the others. Any other failure is not kept."""
+    key = (reader.info.name, cleaned.digest, version)
+    if key not in _READS:
+        now_ms = cleaned.case.now_ms if reader.info.honours_clock else None
+        outcome: ReadResult | AdapterError
+        try:
+            outcome = reader.read(cleaned.path, version=version, now_ms=now_ms)
+        except AdapterError as exc:
+            outcome = exc
+        _READS[key] = (cleaned.path, outcome)
+    table, outcome = _READS[key]
+    if isinstance(outcome, AdapterError):
+        raise outcome
+    return table, outcome
 
 
 @pytest.mark.requirement("CKPT-CLEAN-009", "CKPT-CLEAN-017")
