@@ -99,16 +99,20 @@ def settings_from_env(master: str | None = None, conf: Iterable[str] = ()) -> Sp
 
 
 def get_spark(settings: SparkSettings | None = None) -> SparkSession:
-    """The running session if there is one, else a new one with the defaults and ``settings``.
+    """The running session if there is one, else a new one with the defaults and ``settings`` (the
+    reference's own session: the only one :func:`size_queries` sizes).
 
     Its driver JVM is the one :func:`start_spark` began launching for the same ``settings``, else
     one launched now; a process that ran a session before reuses that JVM (as pyspark does).
     """
+    from pyspark.core.context import SparkContext
     from pyspark.sql import SparkSession
 
+    global _own_context
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
+    creates = SparkContext._active_spark_context is None  # a context without a session: the caller's
     settings = settings or settings_from_env()
     launch = _take_launch(settings)
     if launch is None and not _has_jvm():
@@ -116,7 +120,6 @@ def get_spark(settings: SparkSettings | None = None) -> SparkSession:
     conf = launch.conf if launch is not None else _launch_conf(settings)
     if launch is not None:
         from pyspark import SparkConf
-        from pyspark.core.context import SparkContext
 
         try:
             gateway = launch.gateway()
@@ -129,6 +132,8 @@ def get_spark(settings: SparkSettings | None = None) -> SparkSession:
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    if creates:
+        _own_context = spark.sparkContext
     return spark
 
 
@@ -406,10 +411,23 @@ SMALL_LOG_CONF: Mapping[str, str] = {
 }
 
 
+#: The SparkContext of the session :func:`get_spark` created, if it did: the one :func:`size_queries` sizes.
+_own_context: Any = None
+
+
 def size_queries(spark: SparkSession, log_bytes: int) -> None:
     """Set the session's :data:`SMALL_LOG_CONF` for the queries of a replay of ``log_bytes`` bytes when that
-    is at most :data:`SMALL_LOG_BYTES`, else Spark's defaults; a setting the session started with
-    (``--conf``, ``$DELTA_CKPT_SPARK_CONF``) is left as it is."""
+    is at most :data:`SMALL_LOG_BYTES`, else Spark's defaults — only when it is the session
+    :func:`get_spark` created (the command line's, or the Python API's when the caller gave none); a
+    setting the session started with (``--conf``, ``$DELTA_CKPT_SPARK_CONF``) is left as it is.
+
+    A session the caller gave (``spark=`` of the Python API, a test's or the oracle's session) keeps
+    its SQL settings exactly: the settings are the session's, not the read's, and would outlive the
+    call (adaptive execution and generated code off for the caller's own queries after a small read;
+    a value the caller set unset after a large one).
+    """
+    if _own_context is None or spark.sparkContext is not _own_context:
+        return
     started_with = spark.sparkContext.getConf()
     for key, value in SMALL_LOG_CONF.items():
         if started_with.contains(key):

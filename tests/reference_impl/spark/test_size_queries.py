@@ -1,6 +1,7 @@
 """The SQL settings of a small log's queries (issue #12, ``reference_impl.spark.session.size_queries``):
-set for a replay of at most ``SMALL_LOG_BYTES``, Spark's defaults for a larger one, and never over a
-setting the session started with. Not a spec rule: results are the same either way (Spark's
+set for a replay of at most ``SMALL_LOG_BYTES``, Spark's defaults for a larger one, never over a
+setting the session started with, and only in the session ``get_spark`` created — a session the
+caller gave keeps its settings exactly. Not a spec rule: results are the same either way (Spark's
 interpreted expressions are its own fallback path); the readers' and writers' tests cover them.
 """
 
@@ -11,13 +12,19 @@ from collections.abc import Iterator
 import pytest
 from pyspark.sql import SparkSession
 
+from reference_impl.read.snapshot import read_snapshot
 from reference_impl.spark import session
 from reference_impl.spark.session import SMALL_LOG_BYTES, SMALL_LOG_CONF, size_queries
+from tests.support import REPO_ROOT
+
+TABLE = REPO_ROOT / "fixtures/valid/after_metadata_cleanup/table"
 
 
 @pytest.fixture
-def sized(spark: SparkSession) -> Iterator[SparkSession]:
-    """The session; Spark's defaults again afterwards (as a large log leaves them)."""
+def sized(spark: SparkSession, monkeypatch: pytest.MonkeyPatch) -> Iterator[SparkSession]:
+    """The session as if ``get_spark`` had created it (the only one sized); Spark's defaults again afterwards
+    (as a large log leaves them)."""
+    monkeypatch.setattr(session, "_own_context", spark.sparkContext)
     yield spark
     size_queries(spark, SMALL_LOG_BYTES + 1)
 
@@ -47,3 +54,37 @@ def test_a_setting_the_session_started_with_is_kept(
     assert sized.conf.get(key) == before, f"{key} changed to {sized.conf.get(key)}"
     size_queries(sized, SMALL_LOG_BYTES + 1)
     assert sized.conf.get(key) == before, f"{key} unset to {sized.conf.get(key)}"
+
+
+def _put(spark: SparkSession, settings: dict[str, str | None]) -> None:
+    """Set each key to its value, or unset it (``None``)."""
+    for key, value in settings.items():
+        if value is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, value)
+
+
+@pytest.mark.parametrize("log", ["small", "large"])
+def test_a_session_the_caller_gave_keeps_its_settings(
+    log: str, spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read with the caller's session (not one ``get_spark`` created) leaves every key of ``SMALL_LOG_CONF``
+    as the caller had it: a value the caller set keeps it, an unset key stays unset."""
+    monkeypatch.setattr(session, "_own_context", None, raising=False)  # the reference created no session
+    if log == "large":
+        monkeypatch.setattr(session, "SMALL_LOG_BYTES", -1)
+    started_with = spark.sparkContext.getConf()
+    keys = [key for key in SMALL_LOG_CONF if not started_with.contains(key)]
+    assert len(keys) >= 2, f"the test session started with the keys of {SMALL_LOG_CONF}"
+    original = {key: spark.conf.get(key, None) for key in keys}
+    callers = {keys[0]: "true", **dict.fromkeys(keys[1:])}  # one set by the caller, the others unset
+    try:
+        _put(spark, callers)
+        read_snapshot(spark, str(TABLE)).table_state()
+        after = {key: spark.conf.get(key, None) for key in keys}
+    finally:
+        _put(spark, original)
+    assert after == callers, (
+        f"a {log} log's read of {TABLE} changed the caller's settings {callers} to {after}"
+    )
