@@ -11,6 +11,7 @@
 Property tests (hypothesis) run under the ``deterministic`` settings profile loaded here, before any test
 module is imported: derandomized and without an example database, so every run (CI's too) draws the same
 examples whatever the machine, the order or the earlier runs (``tests/test_determinism.py`` checks it).
+``--hypothesis-profile thorough`` (opt-in, never in CI) draws at random and more examples.
 
 Test files run in two processes (``run-tests.sh``: pytest-xdist, ``--dist loadfile
 --no-loadscope-reorder``, so that xdist hands out the files in collection order). Collection
@@ -46,6 +47,9 @@ _DELTA_ERROR: list[str] = []
 
 settings.register_profile("deterministic", derandomize=True, database=None)
 settings.load_profile("deterministic")
+# Opt-in (``--hypothesis-profile thorough``, README "Tests"): random draws, more of them, for a thorough run of
+# one property file; the Spark-backed ones (test_incremental_cleanup_property.py) take this many too.
+settings.register_profile("thorough", derandomize=False, database=None, max_examples=25)
 
 
 def _weight(item: pytest.Item) -> int:

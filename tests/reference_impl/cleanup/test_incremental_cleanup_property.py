@@ -7,11 +7,13 @@ Hypothesis draws short histories of a small V2 table (1-day log and tombstone re
 that add and remove files (or touch none), days apart on a simulated clock; after some commits an
 ``--incremental`` checkpoint by our writer (2 actions per sidecar, so several sidecars; its files
 timed on the clock, so a reused sidecar is as old as the checkpoint that wrote it) and a cleanup at
-a later clock. After every cleanup, every sidecar any remaining checkpoint file lists exists, and
+a later clock by our cleaner or delta-spark's (drawn too). After every cleanup, every sidecar any remaining checkpoint file lists exists, and
 our reader reads the latest version as the model (the files the commits left) holds it. Unlike ``test_shared_sidecars_property.py`` (the cleaner's plan
 alone, thousands of layouts, no Spark) everything here is real: our writer, our cleaner and
-delta-spark's, so the examples are few (and derandomized, as every property test: ``tests/conftest.py``). The explicit
-example is the case the issue names: a checkpoint lists every sidecar of the one before (no commit
+delta-spark's, so the examples are few: ``EXAMPLES`` drawn ones, derandomized as every property test
+(``tests/conftest.py``), so CI draws the same two every run — the simplest history (our cleaner) and one that
+delta-spark's cleaner cleans two days after two checkpoints — at about 7 s each. ``--hypothesis-profile thorough``
+(``tests/conftest.py``) draws more, at random; see README "Tests". The explicit example is the case the issue names: a checkpoint lists every sidecar of the one before (no commit
 between touched a file, no tombstone expired) and delta-spark's cleanup deletes that one; there delta-spark reads the
 latest version too.
 """
@@ -55,6 +57,11 @@ from tests.support.listings import log_dir
 HOUR = 3_600_000
 T0 = 1_800_000_000_000 // MS_PER_DAY * MS_PER_DAY + 6 * HOUR  # 06:00 UTC: no clock is on a day boundary
 FIRST_FILES = 4
+#: The cleaners a history draws (each cleanup one of them): ours and delta-spark's.
+CLEANERS = ("ours", "delta-spark")
+#: Drawn examples: 2 in the derandomized default run (the second one's cleanup is delta-spark's), the
+#: ``thorough`` profile's number under ``--hypothesis-profile thorough``.
+EXAMPLES = settings().max_examples if settings.get_current_profile_name() == "thorough" else 2
 CONFIGURATION = {
     "delta.checkpointPolicy": "v2",
     "delta.logRetentionDuration": "interval 1 days",
@@ -89,7 +96,7 @@ def commits(draw: st.DrawFn, *, last: bool) -> Commit:
         adds=draw(st.integers(0, 2)),
         removes=tuple(draw(st.lists(st.integers(0, 20), max_size=2))),
         checkpoint=last or draw(st.booleans()),
-        cleanup="ours" if last else draw(st.sampled_from([None, "ours"])),
+        cleanup=draw(st.sampled_from(CLEANERS if last else (None, *CLEANERS))),
         cleanup_days=draw(st.integers(0, 3)),
     )
 
@@ -189,7 +196,7 @@ class _Run:
 @pytest.mark.spark
 @pytest.mark.requirement("CKPT-CLEAN-013", "CKPT-INC-002")
 @settings(
-    max_examples=1,  # plus the explicit example, which is the one that reuses sidecars; each costs ~7 s
+    max_examples=EXAMPLES,  # plus the explicit example, which is the one that reuses sidecars; each costs ~7 s
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
