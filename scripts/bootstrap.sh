@@ -73,4 +73,7 @@ fi
 if ! "$VENV/bin/python" "$ROOT/scripts/build_class_archive.py"; then
   echo "[setup] WARNING: the Spark class archive could not be built; Spark starts without it" >&2
 fi
+# How long the set-up took (bash's SECONDS: since the script that sourced this one started), so a run's wall
+# time splits into set-up and the run itself.
+echo "[setup] ready after ${SECONDS} s" >&2
 export VENV
