@@ -68,6 +68,7 @@ from reference_impl.read.commits import read_commits
 from reference_impl.read.sidecars import ResolvedSidecar
 from reference_impl.read.snapshot import file_identity, reconcile_commits, replayed_bytes, unexpired
 from reference_impl.spark.columns import canonical_name
+from reference_impl.spark.session import size_queries
 from reference_impl.write import name_sets
 from reference_impl.write.hint import schema_json
 from reference_impl.write.name_sets import NAME_SET_TAG
@@ -224,7 +225,12 @@ def plan_partial(
     spark: SparkSession, snap: Snapshot, schema: T.StructType, actions_per_sidecar: int | None, max_small: int
 ) -> tuple[PartialState, Decision] | str:
     """The state of ``snap`` as reused base sidecars plus rows to write; a string says why nothing
-    can be reused (then the caller writes the whole state)."""
+    can be reused (then the caller writes the whole state, and sizes Spark's settings for it again:
+    :func:`~reference_impl.spark.session.size_queries` may have been set for the commits alone).
+
+    Spark's SQL settings are then those of a replay of what the rows to write are replayed from
+    (:attr:`PartialState.replayed`): for an append of a few MB of commits, the small-log settings
+    (no adaptive execution, no generated code), whatever the size of the base."""
     base = snap.checkpoint
     if base is None or not base.sidecars:
         return "no base V2 checkpoint with sidecars"
@@ -249,6 +255,10 @@ def plan_partial(
     disagreeing = next((c.resolved.name for c in candidates if not _footer_agrees(snap.storage, c)), None)
     if disagreeing is not None:
         return f"the base's sidecar {disagreeing} holds other counts than its tags record (CKPT-INC-006)"
+    # From here on the queries read the commits after the base (and, below, the rewritten sidecars),
+    # never the rest of the base: Spark's settings follow those bytes (a few: the small-log settings).
+    commit_bytes = replayed_bytes(snap.segment, None)[0]
+    size_queries(spark, commit_bytes)
     commits = read_commits(spark, snap.storage, snap.listing.log_dir, snap.segment.commits)
     hit: set[str] = set()
     read = 0
@@ -269,10 +279,8 @@ def plan_partial(
         return "no sidecar of the base can be listed again"
     carried = None
     rewritten = [s for s in scanned if s.resolved.name in decision.rewritten]
-    replayed = (
-        replayed_bytes(snap.segment, None)[0],
-        sum(int(s.resolved.action["sizeInBytes"]) for s in rewritten),
-    )
+    replayed = (commit_bytes, sum(int(s.resolved.action["sizeInBytes"]) for s in rewritten))
+    size_queries(spark, sum(replayed))
     if rewritten:
         # Few (the change): computed once (an eager local checkpoint), so each join that broadcasts
         # them reads these rows instead of reading and canonicalizing the commits again.

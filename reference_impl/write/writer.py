@@ -82,7 +82,7 @@ from reference_impl.read.snapshot import Snapshot, read_snapshot, replayed_bytes
 from reference_impl.spark.columns import as_nullable, nullable_df
 from reference_impl.spark.jobs import spark_errors
 from reference_impl.spark.schemas import ACTION_STRUCTS
-from reference_impl.spark.session import session_source
+from reference_impl.spark.session import session_source, size_queries
 from reference_impl.storage import Location, SessionSource
 from reference_impl.storage.listed_scan import listed_scan
 from reference_impl.write.hint import last_checkpoint_document, schema_json, write_hint
@@ -352,6 +352,7 @@ class _Writer:
             )
         if isinstance(found, str):
             self.progress.note(f"incremental: full write ({found})")
+            size_queries(self.spark, sum(replayed_bytes(self.snap.segment, self.snap.checkpoint)))
             return None
         partial, decision = found
         self.progress.note(decision.note())
