@@ -12,7 +12,9 @@ write runs in a Spark job group (:func:`reference_impl.spark.jobs.job_group`), s
 failure no task is still writing when the staging directory is removed.
 
 1. :func:`stage` maps each staged file to its Spark partition (``part-<partition>-…``) and creates
-   empty files for empty partitions when asked (multi-part checkpoints need every part);
+   empty files for empty partitions when asked (multi-part checkpoints need every part); Parquet
+   columns whose values are unique per file action (:func:`plain_columns`) are written without
+   parquet-mr's dictionary encoding, which would hash every value only to fall back to plain;
 2. :func:`read_back_counts` reads every staged file back and counts its rows by action kind — the
    self-check compares those counts with the state before anything is published
    (:mod:`reference_impl.write.publish` then publishes them). The state's counts are either known
@@ -28,15 +30,58 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from reference_impl.log.naming import staging_dir_name
 from reference_impl.spark.jobs import ObservedMetrics, job_group
 from reference_impl.storage import Location, Storage
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import Column, DataFrame, DataFrameWriter
 
 _PART_RE = re.compile(r"^part-(\d+)-.*\.(parquet|json)$")
+
+#: Fields of a file action whose values are unique per file, besides the bounds of ``stats_parsed``
+#: (:func:`plain_columns`).
+_UNIQUE_FIELDS: dict[str, tuple[str, ...]] = {"add": ("path", "stats")}
+_UNIQUE_STATS = ("minValues", "maxValues")
+
+
+def _leaves(dtype: T.DataType, prefix: str) -> list[str]:
+    if isinstance(dtype, T.StructType):
+        return [leaf for f in dtype.fields for leaf in _leaves(f.dataType, f"{prefix}.{f.name}")]
+    return [prefix]
+
+
+def plain_columns(schema: T.StructType) -> list[str]:
+    """Parquet column paths of ``schema`` written without dictionary encoding (issue #12).
+
+    An ``add``'s ``path`` and ``stats`` and the ``minValues``/``maxValues`` leaves of its
+    ``stats_parsed`` hold a value per file: parquet-mr's dictionary writer hashes each of them and,
+    once the dictionary outgrows its page or does not compress, re-encodes the page plain: the same
+    column chunks at a cost (dictionary frames were 13 % of the write job's executor samples on the
+    1,000,000-add benchmark table, Java Flight Recorder). Columns whose values repeat (``size``, ``partitionValues``, ``nullCount``, a ``remove``'s
+    path under several deletion vectors) keep the dictionary where it pays.
+    """
+    out: list[str] = []
+    for action, names in _UNIQUE_FIELDS.items():
+        struct = schema[action].dataType if action in schema.names else None
+        if not isinstance(struct, T.StructType):
+            continue
+        out += [f"{action}.{name}" for name in names if name in struct.names]
+        stats = struct["stats_parsed"].dataType if "stats_parsed" in struct.names else None
+        if isinstance(stats, T.StructType):
+            for bound in _UNIQUE_STATS:
+                if bound in stats.names:
+                    out += _leaves(stats[bound].dataType, f"{action}.stats_parsed.{bound}")
+    return out
+
+
+def _parquet(writer: DataFrameWriter, schema: T.StructType, compression: str, directory: Location) -> None:
+    """``writer`` writes Parquet files into ``directory``: ``compression``, :func:`plain_columns` plain."""
+    for column in plain_columns(schema):
+        writer = writer.option(f"parquet.enable.dictionary#{column}", "false")
+    writer.option("compression", compression).parquet(directory.spark_uri())
 
 
 @dataclass(frozen=True)
@@ -148,7 +193,7 @@ def stage(
     writer = df.write.mode("errorifexists").option("maxRecordsPerFile", 0)
     with job_group(df.sparkSession.sparkContext, directory.name):
         if fmt == "parquet":
-            writer.option("compression", compression).parquet(directory.spark_uri())
+            _parquet(writer, df.schema, compression, directory)
         else:
             writer.option("compression", "none").option("ignoreNullFields", "true").json(
                 directory.spark_uri()
@@ -184,7 +229,7 @@ def _empty_file(
     writer = empty.write.mode("errorifexists")
     with job_group(df.sparkSession.sparkContext, directory.name):
         if fmt == "parquet":
-            writer.option("compression", compression).parquet(directory.spark_uri())
+            _parquet(writer, df.schema, compression, directory)
         else:
             writer.json(directory.spark_uri())
     files = _list_parts(storage, directory)

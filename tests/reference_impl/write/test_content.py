@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
+from pyspark.sql import types as T
 
 from conformance.decode.checksum import checksum
 from conformance.tables.builder import (
@@ -45,6 +46,7 @@ from conformance.tables.real_writers import HOUR_MS
 from reference_impl.log.naming import parse_log_file_name
 from reference_impl.write.options import CheckpointOptions
 from reference_impl.write.result import CheckpointResult, FileRole
+from reference_impl.write.staging import plain_columns
 from reference_impl.write.writer import write_checkpoint
 from spec.schemas import validator
 from spec.vocabulary import LogFileKind
@@ -920,3 +922,35 @@ def test_parts_and_sidecars_share_one_schema(layout: Layout, written: WrittenLay
     )
     schemas = {str(pq.read_schema(p).remove_metadata()) for p in paths}
     assert len(schemas) == 1, f"{layout.id}: {len(schemas)} different schemas among {[p.name for p in paths]}"
+
+
+@pytest.mark.parametrize(
+    "layout", [x for x in LAYOUTS if x.id in ("v1-classic", "v2-uuid-parquet-sidecars")], ids=lambda x: x.id
+)
+def test_unique_columns_are_written_without_dictionary(layout: Layout, written: WrittenLayouts) -> None:
+    """The columns whose values are unique per file (``plain_columns``: an add's path, stats and
+    ``stats_parsed`` bounds) are columns of every Parquet file we write, and none of their column
+    chunks is dictionary-encoded (issue #12: the dictionary only cost CPU there)."""
+    table, result = written.get(layout)
+    paths = [log_dir(table) / f.name for f in result.files if f.name.endswith(".parquet")]
+    assert paths, f"{layout.id}: no Parquet file among {[f.name for f in result.files]}"
+    for path in paths:
+        plain = plain_columns(T.StructType.fromJson(parquet_spark_schema(path)))
+        meta = pq.read_metadata(path)
+        chunks = [
+            meta.row_group(g).column(c) for g in range(meta.num_row_groups) for c in range(meta.num_columns)
+        ]
+        by_column = {chunk.path_in_schema: chunk for chunk in chunks}
+        if "add" in pq.read_schema(path).names:
+            assert {"add.path", "add.stats_parsed.minValues.v"} <= set(plain), (
+                f"{path}: plain columns {plain}"
+            )
+        missing = [c for c in plain if c not in by_column]
+        assert not missing, f"{path}: {missing} are no Parquet columns of the file ({sorted(by_column)})"
+        encoded = [
+            (c.path_in_schema, c.encodings)
+            for c in chunks
+            if c.path_in_schema in plain
+            and (c.has_dictionary_page or any("DICTIONARY" in e for e in c.encodings))
+        ]
+        assert not encoded, f"{path}: dictionary-encoded column chunks {encoded}"
