@@ -192,7 +192,8 @@ class ReusedSidecarGone(SelfCheckFailed):
 class CheckpointConflict(CheckpointError):
     """Raised when another writer published the classic-named file or part this writer was about to
     publish after this writer listed the log (a lost create-if-absent, ``CKPT-WRITE-006``); the other
-    writer's file is kept and nothing of this writer's is referenced."""
+    writer's file is kept and no file of this writer's is referenced but the multi-part parts it
+    published before it lost, which hold the same actions (``CKPT-WRITE-009``)."""
 
     code = ErrorCode.CHECKPOINT_CONFLICT
 
