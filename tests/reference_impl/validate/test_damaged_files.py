@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from fixtures import FIXTURES_DIR
+from reference_impl.log.naming import hadoop_checksum_name
 from reference_impl.validate import validate_table
 from tests.reference_impl.validate.helpers import copy_fixture, describe, validate
 
@@ -85,9 +86,10 @@ def test_a_stale_sidecar_checksum_is_reported_with_or_without_a_version(version:
     the file's bytes do not match it, treat that checkpoint as unreadable"
     """
     table = FIXTURES_DIR / "valid/unreadable_sidecar_stalecrc_to_older/table"
+    (sidecar,) = sorted((table / "_delta_log/_sidecars").glob("00000000000000000004.*.parquet"))
+    assert (sidecar.parent / hadoop_checksum_name(sidecar.name)).is_file(), f"{sidecar}: no .crc beside it"
     report = validate_table(table, version=version)
     found = [f.file for f in report.findings if f.rule == "CKPT-READ-026"]
-    assert found == [
-        "_delta_log/_sidecars/00000000000000000004.checkpoint.0000000001.0000000001."
-        "bf65c29d-1d7b-47fd-8123-f9816a7a078f.parquet"
-    ], f"{table} (version {version}): {describe(report)}"
+    assert found == [f"_delta_log/_sidecars/{sidecar.name}"], (
+        f"{table} (version {version}): {describe(report)}"
+    )
