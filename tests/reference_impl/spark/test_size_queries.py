@@ -65,15 +65,13 @@ def _put(spark: SparkSession, settings: dict[str, str | None]) -> None:
             spark.conf.set(key, value)
 
 
-@pytest.mark.parametrize("log", ["small", "large"])
 def test_a_session_the_caller_gave_keeps_its_settings(
-    log: str, spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+    spark: SparkSession, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A read with the caller's session (not one ``get_spark`` created) leaves every key of ``SMALL_LOG_CONF``
-    as the caller had it: a value the caller set keeps it, an unset key stays unset."""
+    as the caller had it, after a small log's read and after a large log's sizing: a value the caller
+    set keeps it, an unset key stays unset."""
     monkeypatch.setattr(session, "_own_context", None, raising=False)  # the reference created no session
-    if log == "large":
-        monkeypatch.setattr(session, "SMALL_LOG_BYTES", -1)
     started_with = spark.sparkContext.getConf()
     keys = [key for key in SMALL_LOG_CONF if not started_with.contains(key)]
     assert len(keys) >= 2, f"the test session started with the keys of {SMALL_LOG_CONF}"
@@ -81,10 +79,11 @@ def test_a_session_the_caller_gave_keeps_its_settings(
     callers = {keys[0]: "true", **dict.fromkeys(keys[1:])}  # one set by the caller, the others unset
     try:
         _put(spark, callers)
-        read_snapshot(spark, str(TABLE)).table_state()
-        after = {key: spark.conf.get(key, None) for key in keys}
+        read_snapshot(spark, str(TABLE)).table_state()  # a small log
+        after_read = {key: spark.conf.get(key, None) for key in keys}
+        size_queries(spark, SMALL_LOG_BYTES + 1)  # what a large log's read does
+        after_large = {key: spark.conf.get(key, None) for key in keys}
     finally:
         _put(spark, original)
-    assert after == callers, (
-        f"a {log} log's read of {TABLE} changed the caller's settings {callers} to {after}"
-    )
+    assert after_read == callers, f"a read of {TABLE} changed the caller's settings {callers} to {after_read}"
+    assert after_large == callers, f"a large log changed the caller's settings {callers} to {after_large}"
