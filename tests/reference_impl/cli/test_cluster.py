@@ -5,8 +5,10 @@ table's store), §19.4 Stores.
 
 The command runs as a user runs it (a subprocess, ``--master "local-cluster[2,1,1024]"``, through
 :mod:`tests.support.cli_runs` as the crash tests run it) on a
-7-commit table with the ``v2Checkpoint`` feature, on local disk and on the tests' S3 server, and
-writes a V2 checkpoint with several sidecars. Its whole output is checked: stdout is exactly the
+7-commit table with the ``v2Checkpoint`` feature on local disk, and writes a V2 checkpoint with
+several sidecars. (Every checkpoint kind written by such a cluster on HDFS and on S3, the S3A
+connector shipped to the executors with ``spark.jars``, is in
+``tests/reference_impl/write/test_cluster_stores.py``: one cluster for all of them.) Its whole output is checked: stdout is exactly the
 result document (``--json``), stderr is empty — no start-up notice of the JVM, no ERROR stack traces
 from executors stopped at shutdown (the command stops Spark itself, quietly) — and the checkpoint is
 read back by our reader. (The workers keep their executors' logs under pyspark's ``work/``: Spark's
@@ -20,20 +22,15 @@ from __future__ import annotations
 
 import json
 import subprocess
-import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
 
-from conformance.oracles.delta_jars import cached_s3a_jars
-from conformance.plugin import unavailable
 from reference_impl.read.snapshot import read_snapshot
-from reference_impl.storage import Location, storage_for
 from tests.reference_impl.write.helpers import small_v2_table
 from tests.support.cli_runs import checkpoint_argv, run_checkpoint
-from tests.support.servers.seaweed import S3Server
 
 MASTER = "local-cluster[2,1,1024]"
 COMMITS = 7  # as in the issue's report
@@ -74,35 +71,3 @@ def test_cluster_checkpoint_of_a_local_table_prints_only_its_result(
     assert sorted(after.source["checkpoint"]["files"]) == sorted(
         f["name"] for f in document["files"] if f["role"] == "top-level"
     ), f"{table}: our reader used {after.source['checkpoint']}"
-
-
-@pytest.mark.slow
-@pytest.mark.spark
-@pytest.mark.requirement("CKPT-WRITE-003")
-def test_cluster_checkpoint_of_an_s3_table_prints_only_its_result(
-    tmp_path: Path, spark: SparkSession, s3_server: S3Server
-) -> None:
-    """The same on S3: the executors get the S3A connector with ``--conf spark.jars`` and write through s3a.
-
-    Spec: CKPT-WRITE-003
-    "Writing a checkpoint MUST NOT change the table state that a conforming reader reports for
-    any version."
-    """
-    jars = cached_s3a_jars()
-    if jars is None:
-        unavailable("Hadoop's S3A connector", "not resolved (run `delta-ckpt env --resolve-jars`)")
-        return
-    local = small_v2_table(tmp_path / "local")
-    options = s3_server.storage_options()
-    root = Location.parse(s3_server.uri(f"cluster-{uuid.uuid4().hex[:8]}"))
-    storage = storage_for(root, options)
-    for file in sorted((local / "_delta_log").iterdir()):
-        storage.write_new(root / "_delta_log" / file.name, file.read_bytes())
-    before = read_snapshot(spark, root.uri, storage_options=options).table_state()
-    jars_conf = ("--conf", f"spark.jars={','.join(str(j) for j in jars)}")
-    argv = checkpoint_argv(root.uri, global_args=("--master", MASTER, *jars_conf), storage_options=options)
-    proc = run_checkpoint(argv, cwd=tmp_path)
-    check_output(proc, root.uri)
-    after = read_snapshot(spark, root.uri, storage_options=options).table_state()
-    assert after.files == before.files, f"{root}: files changed by the checkpoint"
-    assert after.source["checkpoint"]["version"] == COMMITS - 1, f"{root}: our reader used {after.source}"

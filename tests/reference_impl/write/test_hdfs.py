@@ -2,12 +2,8 @@
 
 Spec: ``spec/checkpoints.md`` §17.3 Atomicity (``CKPT-WRITE-006``), §18 Metadata cleanup, §19.4 Stores.
 
-The table is the ``rich`` shape (partitions with a null one, deletion vectors, row tracking,
-``txn``, tombstones), built by delta-spark on local disk and copied into HDFS with Hadoop's own
-copy. For every checkpoint kind our writer writes the checkpoint at ``hdfs://``, the commits before
-it are deleted, and delta-spark (its snapshot through ``HDFSLogStore``) and our reader (through
-:class:`~reference_impl.storage.hadoop.HadoopStorage`) must both report delta-spark's state from
-before and say they used exactly the files we wrote. Cleanup on HDFS must leave the same files as
+Every checkpoint kind written at ``hdfs://`` by a Spark cluster and read back by delta-spark and
+our reader is in ``test_cluster_stores.py``. Cleanup on HDFS must leave the same files as
 the same cleanup on a local copy. A NameNode nobody listens on, and a ``_delta_log`` the user
 may not write to (HDFS permissions: the MiniDFSCluster runs as another user, so the tests' user is
 not HDFS's superuser), are one ``STORAGE_ERROR`` each, and nothing is written.
@@ -29,14 +25,10 @@ from conformance.tables.builder import metadata, protocol, schema, schema_field,
 from conformance.tables.real_writers import NOW
 from reference_impl.cleanup.cleaner import cleanup
 from reference_impl.cli.main import main
-from reference_impl.log.naming import commit_name, parse_log_file_name
 from reference_impl.read.snapshot import read_snapshot
 from reference_impl.storage import Location, storage_for
 from reference_impl.storage.hadoop import HadoopStorage
-from reference_impl.write.writer import write_checkpoint
 from tests.reference_impl.cleanup.conftest import CleanupTables
-from tests.reference_impl.write.conftest import ShapeCache
-from tests.reference_impl.write.helpers import CHECKPOINT_KINDS
 from tests.support.listings import log_files
 from tests.support.servers.hdfs import HdfsServer
 from tests.support.servers.processes import free_port
@@ -83,69 +75,10 @@ def names_in(spark: SparkSession, uri: str) -> list[str]:
     return sorted(str(s.getPath().getName()) for s in fs.listStatus(path) if s.isFile())
 
 
-def prune_commits_before(spark: SparkSession, table: str, version: int) -> list[str]:
-    """Delete the commits before ``version`` on HDFS (keep the one at it, spec D11); the deleted names."""
-    jvm: Any = spark.sparkContext._jvm
-    fs = _fs(spark, table)
-    gone = []
-    for name in names_in(spark, f"{table}/_delta_log"):
-        parsed = parse_log_file_name(name)
-        if name.endswith(".json") and parsed.version is not None and parsed.version < version:
-            fs.delete(jvm.org.apache.hadoop.fs.Path(f"{table}/_delta_log/{name}"), False)
-            gone.append(name)
-    assert commit_name(version) in names_in(spark, f"{table}/_delta_log"), (
-        f"{table}: commit {version} missing"
-    )
-    return gone
-
-
 @pytest.fixture(scope="module")
 def hdfs_tables(hdfs_server: HdfsServer) -> str:
     """A directory of this module's tables on the session's HDFS."""
     return hdfs_server.uri(f"tables-{uuid.uuid4().hex[:8]}")
-
-
-@pytest.mark.slow
-@pytest.mark.spark
-@pytest.mark.delta_spark
-@pytest.mark.requirement("CKPT-WRITE-003", "CKPT-WRITE-006", "CKPT-CONTENT-001")
-@pytest.mark.parametrize("kind", list(CHECKPOINT_KINDS))
-def test_every_checkpoint_kind_on_hdfs_is_read_back_by_delta_spark_and_our_reader(
-    kind: str, delta_spark: SparkSession, shapes: ShapeCache, hdfs_tables: str
-) -> None:
-    """Written at ``hdfs://``, commits before it deleted: delta-spark and our reader see the state from before.
-
-    Spec: CKPT-WRITE-003
-    "Writing a checkpoint MUST NOT change the table state that a conforming reader reports for
-    any version."
-    """
-    variant, options = CHECKPOINT_KINDS[kind]
-    shape = shapes.get("rich", variant)
-    before = shapes.state_before(shape)
-    table = upload(delta_spark, shape.path, f"{hdfs_tables}/{kind}")
-    result = write_checkpoint(table, options=options, spark=delta_spark)
-    assert isinstance(result.files, list) and result.version == shape.version, (
-        f"{table}: checkpoint of version {result.version}, latest is {shape.version}"
-    )
-    written = [f.name for f in result.top_level]
-    logged = names_in(delta_spark, f"{table}/_delta_log")
-    assert all(name in logged for name in written), f"{table}: wrote {written}, the log holds {logged}"
-    sidecars = names_in(delta_spark, f"{table}/_delta_log/_sidecars")
-    assert sorted(s.name.split("/")[-1] for s in result.sidecars) == sidecars, (
-        f"{table}: sidecars {result.sidecars}, _sidecars/ holds {sidecars}"
-    )
-    assert not [n for n in logged if n.startswith(".")], f"{table}: hidden files left in the log: {logged}"
-    assert prune_commits_before(delta_spark, table, result.version), f"{table}: nothing to prune"
-    theirs = delta_spark_state(delta_spark, table)
-    assert_states_equal(before, theirs, context=f"{table}: before vs delta-spark after")
-    assert theirs.source["checkpoint"]["files"] == sorted(written), (
-        f"{table}: delta-spark used {theirs.source['checkpoint']}, we wrote {written}"
-    )
-    ours = read_snapshot(delta_spark, table).table_state()
-    assert_states_equal(before, ours, context=f"{table}: before vs our reader after")
-    assert sorted(ours.source["checkpoint"]["files"]) == sorted(written), (
-        f"{table}: our reader used {ours.source['checkpoint']}, we wrote {written}"
-    )
 
 
 @pytest.mark.spark

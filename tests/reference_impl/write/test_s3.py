@@ -3,12 +3,10 @@
 Spec: ``spec/checkpoints.md`` §17.3 Atomicity (``CKPT-WRITE-006``), §18 Metadata cleanup, §19.4 Stores.
 
 The test session carries Hadoop's S3A connector (``hadoop-aws`` and the S3 parts of the AWS SDK v2,
-resolved at setup: :func:`conformance.oracles.delta_jars.s3a_coordinates`). The table is the
-``rich`` shape built by delta-spark on local disk and uploaded to the session's bucket. For every
-checkpoint kind our writer writes the checkpoint at ``s3://`` (the driver through obstore, the
-executors through ``s3a://``), the commits before it are deleted, and our reader, deltalake (with
-its storage options) and delta-spark (through ``s3a://``) must all report delta-spark's state from
-before. Cleanup on S3 (compatibility checkpoint, sidecar GC) must decide as the same cleanup on a
+resolved at setup: :func:`conformance.oracles.delta_jars.s3a_coordinates`). Every checkpoint kind
+written at ``s3://`` by a Spark cluster (the driver through obstore, the executors through
+``s3a://``) and read back by our reader, deltalake and delta-spark is in ``test_cluster_stores.py``.
+Cleanup on S3 (compatibility checkpoint, sidecar GC) must decide as the same cleanup on a
 local copy with the same modification times.
 """
 
@@ -24,57 +22,24 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from conformance.adapters.deltalake import deltalake_row_count, deltalake_state
-from conformance.compare import assert_states_equal, unavailable_fields
-from conformance.oracles.delta_spark import delta_spark_state
+from conformance.compare import assert_states_equal
 from conformance.tables.builder import metadata, protocol, schema, schema_field, write_log
 from fixtures import FIXTURES_DIR
 from reference_impl.cleanup.cleaner import cleanup
 from reference_impl.cleanup.plan import FileDecision
 from reference_impl.cli.main import main
 from reference_impl.hooks import NoHooks, PublicationPoint
-from reference_impl.log.naming import commit_name, parse_log_file_name
+from reference_impl.log.naming import commit_name
 from reference_impl.read.snapshot import read_snapshot
-from reference_impl.storage import Location, Storage, storage_for
-from reference_impl.write.writer import write_checkpoint
+from reference_impl.storage import Location, storage_for
 from spec.table_state import TableState
 from spec.vocabulary import LogFileKind
 from tests.reference_impl.cleanup.conftest import CleanupTables
-from tests.reference_impl.write.conftest import ShapeCache
-from tests.reference_impl.write.helpers import CHECKPOINT_KINDS
 from tests.support.listings import log_files
 from tests.support.servers.seaweed import S3Server
+from tests.support.store_tables import log_listing, upload
 
 DAY_MS = 86_400_000
-
-
-def upload(storage: Storage, local: Path, root: Location) -> Location:
-    """Every file of the local table ``local`` (Hadoop's hidden ``.crc`` files left out) to ``root``."""
-    for file in sorted(local.rglob("*")):
-        if file.is_file() and not file.name.startswith("."):
-            storage.write_new(root / file.relative_to(local).as_posix(), file.read_bytes())
-    return root
-
-
-def log_listing(storage: Storage, root: Location) -> list[str]:
-    """Files in ``_delta_log`` and ``_delta_log/_sidecars`` (relative to ``_delta_log``), sorted."""
-    log = root / "_delta_log"
-    return sorted(
-        [f.name for f in storage.list_dir(log)]
-        + [f"_sidecars/{f.name}" for f in storage.list_dir(log / "_sidecars")]
-    )
-
-
-def prune_commits_before(storage: Storage, root: Location, version: int) -> list[str]:
-    """Delete the commits before ``version`` (keep the one at it, spec D11); the deleted names."""
-    log = root / "_delta_log"
-    gone = [
-        f.name
-        for f in storage.list_dir(log)
-        if f.name.endswith(".json") and (v := parse_log_file_name(f.name).version) is not None and v < version
-    ]
-    storage.delete_many(log / name for name in gone)
-    return gone
 
 
 class DeleteRequests(NoHooks):
@@ -114,64 +79,6 @@ def expected_batches(deleted: list[FileDecision]) -> int:
 @pytest.fixture(scope="module")
 def s3_tables(s3_server: S3Server) -> Location:
     return Location.parse(s3_server.uri(f"tables-{uuid.uuid4().hex[:8]}"))
-
-
-@pytest.mark.slow
-@pytest.mark.spark
-@pytest.mark.delta_spark
-@pytest.mark.deltalake
-@pytest.mark.requirement("CKPT-WRITE-003", "CKPT-WRITE-006", "CKPT-CONTENT-001")
-@pytest.mark.parametrize("kind", list(CHECKPOINT_KINDS))
-def test_every_checkpoint_kind_on_s3_is_read_back_by_every_reader(
-    kind: str, s3_spark: SparkSession, shapes: ShapeCache, s3_server: S3Server, s3_tables: Location
-) -> None:
-    """Written at ``s3://`` by Spark's executors, commits before it deleted: our reader, deltalake and
-    delta-spark (``s3a://``) see the state from before.
-
-    Spec: CKPT-WRITE-003
-    "Writing a checkpoint MUST NOT change the table state that a conforming reader reports for
-    any version."
-    """
-    variant, options = CHECKPOINT_KINDS[kind]
-    shape = shapes.get("rich", variant)
-    before = shapes.state_before(shape)
-    rows = shapes.rows_before(shape)
-    storage_options = s3_server.storage_options()
-    root = s3_tables / kind
-    storage = storage_for(root, storage_options)
-    upload(storage, shape.path, root)
-    result = write_checkpoint(root.uri, options=options, spark=s3_spark, storage_options=storage_options)
-    assert result.version == shape.version, (
-        f"{root}: checkpoint of version {result.version}, latest {shape.version}"
-    )
-    written = [f.name for f in result.top_level]
-    logged = log_listing(storage, root)
-    expected = sorted([*written, *(s.name for s in result.sidecars)])
-    assert all(name in logged for name in expected), f"{root}: wrote {expected}, the log holds {logged}"
-    assert not [n for n in logged if n.rsplit("/", 1)[-1].startswith(".")], (
-        f"{root}: hidden files left: {logged}"
-    )
-    raw = s3_server.raw_keys(f"{root.key.strip('/')}/_delta_log/")
-    left = [k for k in raw if k.endswith("/") or "/_delta_log/." in k]
-    assert left == [], f"{root}: the server lists staging keys or directory markers under _delta_log/: {left}"
-    assert prune_commits_before(storage, root, result.version), f"{root}: nothing to prune"
-    ours = read_snapshot(s3_spark, root.uri, storage_options=storage_options).table_state()
-    assert_states_equal(before, ours, context=f"{root}: before vs our reader after")
-    assert sorted(ours.source["checkpoint"]["files"]) == sorted(written), (
-        f"{root}: our reader used {ours.source['checkpoint']}, we wrote {written}"
-    )
-    rust = deltalake_state(root.uri, txn_app_ids=shape.txn_app_ids, storage_options=storage_options)
-    assert_states_equal(
-        before, rust, context=f"{root}: before vs deltalake after", ignore=unavailable_fields(rust)
-    )
-    assert deltalake_row_count(root.uri, storage_options=storage_options) == rows, (
-        f"{root}: deltalake row count"
-    )
-    theirs = delta_spark_state(s3_spark, root.spark_uri())
-    assert_states_equal(before, theirs, context=f"{root}: before vs delta-spark (s3a) after")
-    assert theirs.source["checkpoint"]["files"] == sorted(written), (
-        f"{root}: delta-spark used {theirs.source['checkpoint']}, we wrote {written}"
-    )
 
 
 @pytest.mark.spark
