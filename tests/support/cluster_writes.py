@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,18 @@ def executor_processes(spark: SparkSession) -> tuple[int, dict[str, int]]:
     return int(driver.pid()), executors
 
 
+def wait_for_executors(spark: SparkSession, count: int, timeout: float = 300.0) -> None:
+    """Return once ``count`` executors have registered (the test asserts that every one ran tasks, and a
+    write that starts before the second executor is up runs on the first alone); fail after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while len([e for e in completed_tasks(spark) if e != "driver"]) < count:
+        if time.monotonic() > deadline:
+            raise TimeoutError(
+                f"{count} executors did not register in {timeout:.0f} s: {completed_tasks(spark)}"
+            )
+        time.sleep(0.2)
+
+
 def write_all(spark: SparkSession, writes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Write each table's checkpoint; what each write did and where its tasks ran."""
     done = []
@@ -101,6 +114,8 @@ def run(settings_path: Path, out_path: Path) -> int:
     conf = [f"{k}={v}" for k, v in settings["conf"].items()]
     spark = get_spark(settings_from_env(settings["master"], conf))
     try:
+        workers = re.fullmatch(r"local-cluster\[(\d+),.*\]", settings["master"])
+        wait_for_executors(spark, int(workers.group(1)) if workers else 0)
         writes = write_all(spark, json.loads(sys.stdin.read()))
         driver_pid, executors = executor_processes(spark)
         document = {

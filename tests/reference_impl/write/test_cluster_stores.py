@@ -186,14 +186,16 @@ def test_every_checkpoint_kind_written_by_a_cluster_is_read_back_by_every_reader
         f"{table}: wrote sidecars {sidecars}, the log holds {logged}"
     )
     hidden = [n for n in logged if n.rsplit("/", 1)[-1].startswith(".")]
-    subdirs = storage.list_subdirs(table / "_delta_log")
-    assert hidden == [] and set(subdirs) <= {"_sidecars"}, (
-        f"{table}: hidden files {hidden} or directories {subdirs} left in the log"
-    )
+    assert hidden == [], f"{table}: hidden files {hidden} left in the log"
     if store == "s3":
+        # Objects, not "folders": SeaweedFS shows a prefix whose objects were all deleted (the staging
+        # directory) as a common prefix for a while (spec §19.4), though it holds nothing.
         raw = s3_server.raw_keys(f"{table.key.strip('/')}/_delta_log/")
         left = [k for k in raw if k.endswith("/") or "/_delta_log/." in k]
         assert left == [], f"{table}: the server lists staging keys or directory markers: {left}"
+    else:
+        subdirs = storage.list_subdirs(table / "_delta_log")
+        assert set(subdirs) <= {"_sidecars"}, f"{table}: directories {subdirs} left in the log"
     assert prune_commits_before(storage, table, result["version"]), f"{table}: nothing to prune"
     states = {
         "our reader": read_snapshot(delta_spark, table.uri, storage_options=options).table_state(),
