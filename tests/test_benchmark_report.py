@@ -80,7 +80,7 @@ def test_render_reproduces_the_committed_report(bench: ModuleType, tmp_path: Pat
 
 
 def test_merge_labels_every_figure_with_its_run(bench: ModuleType, tmp_path: Path) -> None:
-    """``--merge`` of the 100k/1M run, the 10M run and a copy of the first with other figures and another
+    """``--merge`` of the committed run (its sizes), the 10M run and a copy of the first with other figures and another
     commit: one table with every size, each figure the median of one run with that run's label, the two
     runs at one size side by side (never averaged), the commits named, and a plot."""
     main_raw = json.loads((BENCH / "results.json").read_text())
@@ -99,11 +99,14 @@ def test_merge_labels_every_figure_with_its_run(bench: ModuleType, tmp_path: Pat
     row = next(line for line in text.splitlines() if line.startswith("| ours-v2 |"))
     cells = [c.strip() for c in row.strip("|").split("|")][1:]
     header = next(line for line in text.splitlines() if line.startswith("| contender |"))
-    assert [c.strip() for c in header.strip("|").split("|")][1:] == ["100,000", "1,000,000", "10,000,000"]
-    for cell, n in zip(cells[:2], (100_000, 1_000_000), strict=True):
+    sizes = sorted({r["adds"] for r in main_raw["runs"] if r["contender"] == "ours-v2"})
+    assert [c.strip() for c in header.strip("|").split("|")][1:] == [f"{n:,}" for n in [*sizes, 10_000_000]]
+    for cell, n in zip(cells[:-1], sizes, strict=True):
         mine, theirs = _median(main_raw, "ours-v2", n), _median(other, "ours-v2", n)
         assert cell == f"{mine:.1f} ({r1})<br>{theirs:.1f} (R3 0000000)", f"{out}: ours-v2 at {n}: {cell!r}"
-    assert cells[2] == f"{_median(ten_m, 'ours-v2', 10_000_000):.1f} ({r2})", f"{out}: 10M cell {cells[2]!r}"
+    assert cells[-1] == f"{_median(ten_m, 'ours-v2', 10_000_000):.1f} ({r2})", (
+        f"{out}: 10M cell {cells[-1]!r}"
+    )
     assert "The runs are of 3 commits" in text and "no figure averages" in text, f"{out}:\n{text}"
     assert "the merge command" in text and str(BENCH / "10m" / "results.json") in text, f"{out}:\n{text}"
     assert "![scaling](scaling.png)" in text, f"{out}:\n{text}"
