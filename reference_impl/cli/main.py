@@ -15,6 +15,8 @@ One error convention for every command: an error carrying a :class:`~spec.error_
 (a :class:`~reference_impl.errors.CheckpointError`, or a coded error of another command group)
 prints one line — ``CODE: message [file: …] [rule: …]`` — to stderr (and a JSON object to stdout
 with ``--json``) and exits with status 2; success exits 0; a conformance run with failures exits 1.
+Any other exception (``BaseException`` too) is our bug: its traceback, then one ``INTERNAL_ERROR`` line,
+status 2; Ctrl-C prints ``interrupted``, status 130; a command's ``sys.exit`` keeps its status.
 """
 
 from __future__ import annotations
@@ -110,9 +112,11 @@ def main(argv: Sequence[str] | None = None, *, hooks: Hooks = NO_HOOKS) -> int:
     if not (as_process and args.command in OWN_COMMANDS):
         return _run(args, leave_local=False)
     own_temp_root()
-    status = 130  # a Ctrl-C outside _run's handlers
+    status = 130  # a Ctrl-C while _run reports an error
     try:
         status = _run(args, leave_local=True)
+    except SystemExit as exc:  # a handler's sys.exit: exit_now skips the interpreter's own report
+        status = _exit_status(exc)
     finally:
         exit_now(status)
 
@@ -132,7 +136,9 @@ def _run(args: argparse.Namespace, *, leave_local: bool) -> int:
     except BrokenPipeError:  # the reader of stdout went away (e.g. `| head`): not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
-    except Exception as exc:
+    except SystemExit:  # the handler's own exit status (main reports it as the interpreter would)
+        raise
+    except BaseException as exc:  # an Exception, or e.g. a BaseException of a library: one line, status 2
         code = getattr(exc, "code", None)
         if isinstance(code, ErrorCode):  # a coded error of another command group (e.g. the oracle's jars)
             return _fail(
@@ -143,6 +149,15 @@ def _run(args: argparse.Namespace, *, leave_local: bool) -> int:
         traceback.print_exc(file=sys.stderr)
         error = InternalError(f"unexpected {type(exc).__name__}: {exc} (this is a bug; please report it)")
         return _fail(args, str(error), error.to_json())
+
+
+def _exit_status(exc: SystemExit) -> int:
+    """The status the interpreter gives ``sys.exit(code)``: ``None`` 0, an int itself, else 1 with
+    ``code`` printed to stderr."""
+    if exc.code is None or isinstance(exc.code, int):
+        return exc.code or 0
+    print(exc.code, file=sys.stderr)
+    return 1
 
 
 def _fail(args: argparse.Namespace, line: str, document: dict[str, Any]) -> int:

@@ -117,3 +117,49 @@ def test_a_process_whose_json_output_is_lost_does_not_exit_0(target: str) -> Non
         assert isinstance(json.loads(proc.stdout), dict), f"{argv}: stdout {proc.stdout[-500:]!r}"
     else:
         assert proc.returncode != 0, f"{argv} > {target}: exit 0 though its JSON was lost"
+
+
+#: ``delta-ckpt env`` as its own process (``main()``, ending in ``exit_now``) whose work raises ``RAISE``.
+RAISING_ENV = """
+import sys
+import reference_impl.cli.env as env
+import reference_impl.cli.main as cli
+
+class LibraryAbort(BaseException):
+    pass
+
+def describe():
+    raise {raise_}
+
+env.describe = describe
+sys.argv = ["delta-ckpt", "env"]
+cli.main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("raise_", "status", "last_line"),
+    [
+        (
+            "LibraryAbort('gone')",
+            2,
+            "INTERNAL_ERROR: unexpected LibraryAbort: gone (this is a bug; please report it)",
+        ),
+        ("SystemExit(3)", 3, None),
+        ("SystemExit('stopped by the command')", 1, "stopped by the command"),
+    ],
+    ids=["base-exception", "exit-code", "exit-message"],
+)
+def test_a_process_ending_in_a_base_exception_says_so(
+    raise_: str, status: int, last_line: str | None
+) -> None:
+    """A command process whose work raises a ``BaseException`` that is not ``KeyboardInterrupt`` exited 130
+    with nothing on stderr (``main``'s fallback status); now: an ``INTERNAL_ERROR`` line and status 2, and a
+    ``SystemExit`` keeps the status (and message) the interpreter would give it."""
+    argv = [sys.executable, "-c", RAISING_ENV.format(raise_=raise_)]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == status, (
+        f"raise {raise_}: exit {proc.returncode}, expected {status}: {proc.stderr!r}"
+    )
+    assert (lines[-1] if lines else None) == last_line, f"raise {raise_}: stderr {proc.stderr!r}"
