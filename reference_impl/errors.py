@@ -77,7 +77,8 @@ class LogCorrupt(CheckpointError):
 
 
 class CheckpointCorrupt(CheckpointError):
-    """Raised when a checkpoint file cannot be read and no fallback exists."""
+    """Raised when a checkpoint file cannot be read and no fallback exists, or a writer finds the classic
+    name it publishes taken by an empty or unreadable file (:mod:`~reference_impl.write.publish`)."""
 
     code = ErrorCode.CHECKPOINT_CORRUPT
 

@@ -14,7 +14,10 @@ published only if its name is free. When a classic file or part of that name exi
 | after that listing (another writer won the race) | :class:`~reference_impl.errors.CheckpointConflict` naming it |
 | for the cleaner's compatibility checkpoint (spec §13) | keeps it: ``kept_existing`` |
 
-A sidecar or UUID-named file whose unique name is taken is a ``STORAGE_ERROR``.
+Whenever it appeared, a taken file of 0 bytes (no checkpoint is complete with it, §3) or one that is
+not a readable checkpoint does not describe the state (``CKPT-WRITE-008``), is not another writer's
+finished file either, and is never replaced: :class:`~reference_impl.errors.CheckpointCorrupt`
+naming it and its size. A sidecar or UUID-named file whose unique name is taken is a ``STORAGE_ERROR``.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from reference_impl.errors import CheckpointConflict, SelfCheckFailed, StorageError
+from reference_impl.errors import CheckpointConflict, CheckpointCorrupt, SelfCheckFailed, StorageError
+from reference_impl.spark.jobs import first_line, spark_errors
 from reference_impl.storage import FileInfo, Location, Storage
 from reference_impl.write.result import FileRole, WrittenFile
 from reference_impl.write.staging import ActionCounts, read_back_counts
@@ -67,6 +71,8 @@ class Publisher:
             existing = self.storage.stat(final)
             if existing is None:
                 raise StorageError("a file with this name appeared and vanished", path=str(final)) from None
+            if existing.size == 0:
+                raise _unusable(final, existing, "it is empty") from None
             if not self.keep_taken(name):
                 raise CheckpointConflict(
                     f"another writer published {name} while this one wrote it; its file is kept, "
@@ -75,7 +81,7 @@ class Publisher:
                     rule="CKPT-WRITE-006",
                 ) from None
             # CKPT-WRITE-008: a classic file or part of the same version describes the same state; keep it.
-            info, counts, kept = existing, self._describe_existing(final), True
+            info, counts, kept = existing, self._describe_existing(final, existing), True
         return WrittenFile(
             name,
             role,
@@ -122,6 +128,19 @@ class Publisher:
         self.storage.set_mtime(path, self.file_time_ms)
         return FileInfo(info.name, info.size, self.file_time_ms)
 
-    def _describe_existing(self, path: Location) -> ActionCounts:
-        counts = read_back_counts(self.spark.read.parquet(path.spark_uri()))
+    def _describe_existing(self, path: Location, info: FileInfo) -> ActionCounts:
+        try:
+            counts = read_back_counts(self.spark.read.parquet(path.spark_uri()))
+        except spark_errors() as exc:
+            raise _unusable(path, info, f"it cannot be read as Parquet ({first_line(exc)})") from None
         return counts.get(path.name, ActionCounts(0, 0, 0))
+
+
+def _unusable(path: Location, info: FileInfo, why: str) -> CheckpointCorrupt:
+    """The error for a taken classic name or part whose file no reader can use (module docs)."""
+    return CheckpointCorrupt(
+        f"{path.name} exists ({info.size} bytes) but {why}: it does not describe the state and is not "
+        "replaced; remove it and write again",
+        path=str(path),
+        rule="CKPT-WRITE-008",
+    )

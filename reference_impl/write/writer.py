@@ -57,6 +57,7 @@ from pyspark.sql import types as T
 
 from reference_impl.errors import (
     CheckpointConflict,
+    CheckpointCorrupt,
     CheckpointError,
     ReusedSidecarGone,
     SelfCheckFailed,
@@ -120,6 +121,11 @@ from spec.vocabulary import CheckpointNaming, CheckpointSpec, LogFileKind, TopLe
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+
+#: Why a classic name or part was not published (:mod:`~reference_impl.write.publish`): another writer
+#: won the race, or the file there is empty or unreadable; either way this writer withdraws the same.
+NotPublished = CheckpointConflict | CheckpointCorrupt
+_NOT_PUBLISHED = (CheckpointConflict, CheckpointCorrupt)
 
 
 class _Writer:
@@ -281,7 +287,7 @@ class _Writer:
                     name, role = classic_checkpoint_name(self.version), FileRole.TOP_LEVEL
                 try:
                     written.append(self.publisher.publish(item.path, name, role, counts[item.path.name]))
-                except CheckpointConflict as conflict:
+                except _NOT_PUBLISHED as conflict:
                     ours = [f.name for f in written if not f.kept_existing]
                     if not ours:
                         raise
@@ -403,7 +409,7 @@ class _Writer:
         inline = None if self.plan.sidecars else state
         try:
             top, schema = self.write_top_level(name, fmt, head, inline, state.rows.schema)
-        except CheckpointConflict as conflict:
+        except _NOT_PUBLISHED as conflict:
             reused = {s.name for s in state.reused}
             raise self._withdrawn(conflict, [s for s in sidecars if s.name not in reused]) from None
         self.hooks.reached(PublicationPoint.TOP_LEVEL_PUBLISHED)
@@ -411,7 +417,7 @@ class _Writer:
             self._recheck_reused(state.reused, top)
         return [*sidecars, top], schema, [*state.non_file, cp_meta]
 
-    def _withdrawn(self, conflict: CheckpointConflict, own: list[WrittenFile]) -> CheckpointConflict:
+    def _withdrawn(self, conflict: NotPublished, own: list[WrittenFile]) -> NotPublished:
         """``conflict``, after deleting the sidecars (and name sets) this run published: fresh names no
         checkpoint references, since its top-level file was not published — never a reused base
         sidecar. One that cannot be deleted is left to sidecar GC (``CKPT-CLEAN-017``) and named."""
@@ -503,9 +509,9 @@ class _Writer:
 _HEAD_POSITION = "_delta_ckpt_head_position"
 
 
-def _amended(conflict: CheckpointConflict, note: str) -> CheckpointConflict:
+def _amended(conflict: NotPublished, note: str) -> NotPublished:
     """``conflict`` with ``note`` on what this writer did about it."""
-    return CheckpointConflict(f"{conflict.message}; {note}", path=conflict.path, rule=conflict.rule)
+    return type(conflict)(f"{conflict.message}; {note}", path=conflict.path, rule=conflict.rule)
 
 
 def _needs_counts(plan: CheckpointPlan) -> bool:
@@ -656,7 +662,8 @@ def write_top_level_file(
     columns; they are reshaped as the writer shapes checkpoint rows: ``dataChange`` false,
     ``stats_parsed`` per the table's properties). It goes through the writer's own path — staged by
     Spark, read back and counted, published create-if-absent (an existing file of that name is kept,
-    ``kept_existing``, whenever it appeared: it is no conflict) — with the ``add``/``remove`` column types the writer uses.
+    ``kept_existing``, whenever it appeared: it is no conflict; an empty or unreadable one is
+    ``CHECKPOINT_CORRUPT``) — with the ``add``/``remove`` column types the writer uses.
     ``_last_checkpoint`` is not touched.
 
     The cleaner writes compatibility checkpoints (a classic-named copy of a UUID-named top-level

@@ -17,7 +17,9 @@ The V2 case is a classic-named V2 checkpoint written with ``--incremental``: its
 new sidecars and lists the base's untouched ones again. A V2 classic checkpoint written in full
 races on HDFS and S3, through the Python API, in ``test_store_crash.py``. (A classic file that was
 already there when a writer listed the log — an earlier run's — is kept and the run succeeds:
-``test_crash_points.py``, the re-run after a crash.)
+``test_crash_points.py``, the re-run after a crash.) An empty or unreadable file at the classic name is
+no lost race: ``CHECKPOINT_CORRUPT`` naming it, its size and ``CKPT-WRITE-008``, and ``_delta_log`` as
+it was.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
-from conformance.decode.files import Files, files
+from conformance.decode.files import Files, diff, files
 from conformance.tables.builder import (
     add,
     commit_info,
@@ -195,4 +197,75 @@ def test_losing_writer_reports_a_conflict_and_leaves_nothing(
         # sidecars again (and, above, must not have deleted them).
         assert 0 < len(own_sidecars) < len(new) and len(base) >= 2, (
             f"{case.id}: base sidecars {sorted(base)}, the winner's new {sorted(new)}, the loser's {own_sidecars}"
+        )
+
+
+def _v2_table(path: Path, spark: SparkSession) -> Path:
+    """A V2 table (``delta.checkpointPolicy=v2``) with 12 files in three commits."""
+    first = [
+        v2_protocol(),
+        metadata(schema(schema_field("id", "long")), configuration={"delta.checkpointPolicy": "v2"}),
+    ]
+    return write_log(path, [first, *[[add(f"f-{v}-{i}.parquet") for i in range(4)] for v in range(1, 4)]])
+
+
+@dataclass(frozen=True)
+class Unusable:
+    id: str
+    build: Callable[[Path, SparkSession], Path]
+    args: tuple[str, ...]
+    #: The bytes of the file found at the classic name of version 3, there before the writer lists the log.
+    content: bytes
+    #: What the error message says of it.
+    says: str
+
+
+UNUSABLE = [
+    Unusable("v1-empty", _plain_table, ("--spec", "v1"), b"", "(0 bytes) but it is empty"),
+    Unusable(
+        "v2-not-parquet",
+        _v2_table,
+        V2_CLASSIC,
+        b"not a parquet file",
+        "(18 bytes) but it cannot be read as Parquet",
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-WRITE-008")
+@pytest.mark.parametrize("case", UNUSABLE, ids=lambda c: c.id)
+def test_an_unusable_file_at_the_classic_name_is_named_not_taken_for_a_lost_race(
+    case: Unusable, spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An empty or unreadable file already at the classic name: ``CHECKPOINT_CORRUPT`` naming it and its
+    size (not ``CHECKPOINT_CONFLICT``: no writer won a race), exit 2, ``_delta_log`` as it was — the file
+    neither kept as the checkpoint nor replaced, the V2 writer's sidecars deleted.
+
+    Spec: CKPT-WRITE-008
+    "A writer MAY overwrite an existing classic checkpoint or multi-part part of the same version
+    with a file that describes the same table state, or keep the existing file instead of writing
+    its own."
+    """
+    table = case.build(tmp_path / "table", spark)
+    taken = log_dir(table) / classic_checkpoint_name(3)
+    taken.write_bytes(case.content)
+    start = files(log_dir(table))
+    capsys.readouterr()
+    status = main(["checkpoint", str(table), *case.args, "--quiet"])
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert status == 2 and len(lines) == 1, f"{case.id}: exit status {status}, stderr {lines}"
+    match = ERROR_LINE.match(lines[0])
+    assert match is not None, f"{case.id}: not one 'CODE: message [file: …] [rule: …]' line: {lines[0]!r}"
+    assert (match["code"], match["file"], match["rule"]) == (
+        "CHECKPOINT_CORRUPT",
+        str(taken),
+        "CKPT-WRITE-008",
+    ), f"{case.id}: {lines[0]!r}"
+    assert f"{taken.name} exists {case.says}" in match["message"], f"{case.id}: {lines[0]!r}"
+    left = files(log_dir(table))
+    assert left == start, f"{case.id}: _delta_log changed: {diff(start, left)}"
+    if case.args == V2_CLASSIC:
+        assert "deleted the 3 sidecar(s) this writer published" in match["message"], (
+            f"{case.id}: {lines[0]!r}"
         )
