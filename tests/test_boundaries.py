@@ -153,8 +153,11 @@ PATH_FILE_METHODS = frozenset(
 #: (file, call) pairs outside storage/ that may touch files, and why.
 FILE_API_ALLOWED: dict[tuple[str, str], str] = {
     ("reference_impl/cli/main.py", "os.open"): "stdout is redirected to os.devnull after a broken pipe",
-    ("reference_impl/spark/session.py", "shutil.rmtree"): "exit_now removes the process's temporary root "
-    "(own_temp_root: scratch files of the process and its Spark JVM, never a table's)",
+    ("reference_impl/spark/session.py", "shutil.rmtree"): "exit_now removes the process's temporary roots, "
+    "and a new root the roots of dead processes (own_temp_root: scratch files of a process and its Spark "
+    "JVMs, never a table's)",
+    ("reference_impl/spark/session.py", "Path.write_text"): "a temporary root's owner file (its pid)",
+    ("reference_impl/spark/session.py", "Path.read_text"): "a temporary root's owner file (its pid)",
 }
 
 

@@ -32,8 +32,13 @@ imports the reader meanwhile), and :func:`get_spark` takes it.
 
 A command line that ends with :func:`exit_now` first makes one temporary root for the whole process
 (:func:`own_temp_root`): the driver JVM's ``java.io.tmpdir`` (so Spark's local directories too, unless
-``spark.local.dir``/``SPARK_LOCAL_DIRS`` name others), Python's ``tempfile`` and the ``TMPDIR`` of
-every child process; :func:`exit_now` removes it.
+``spark.local.dir``/``SPARK_LOCAL_DIRS`` name others, and the native libraries lz4-java, snappy-java
+and zstd-jni unpack), Python's ``tempfile`` and the ``TMPDIR`` of every child process; with a
+``local-cluster[…]`` master the executors' ``java.io.tmpdir`` too; :func:`exit_now` removes it. A
+``java.io.tmpdir`` the user set (``-D`` in ``$JAVA_TOOL_OPTIONS``, ``$JDK_JAVA_OPTIONS`` or the driver's
+``spark.driver.extraJavaOptions``) is kept as the place: the JVMs' root is then a directory of its own
+in it, appended after the user's flags, and removed the same way. A root names its process (a pid
+file); a new root removes the roots next to it whose process is gone (killed before it could).
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ import re
 import shlex
 import shutil
 import signal
+import socket
 import sys
 import tempfile
 import threading
@@ -255,12 +261,49 @@ def session_conf(settings: SparkSettings) -> dict[str, str]:
             classpath = class_archive.archive_classpath()  # Janino's classes, archived from unsigned copies
             if classpath is not None:
                 conf["spark.driver.extraClassPath"] = classpath
-    driver_flags = conf.get("spark.driver.extraJavaOptions", "")
-    if _temp_root is not None and "-Djava.io.tmpdir=" not in driver_flags:
-        conf["spark.driver.extraJavaOptions"] = (
-            f"{driver_flags} {shlex.quote(f'-Djava.io.tmpdir={_temp_root}')}"
-        )
+    jvm_root = _jvm_temp_root(conf.get("spark.driver.extraJavaOptions", ""))
+    if jvm_root is not None:  # appended: a later -D wins
+        flag = shlex.quote(f"-Djava.io.tmpdir={jvm_root}")
+        executors = settings.master.startswith("local-cluster")  # JVMs of this host, ending with the driver
+        for key in ("spark.driver.extraJavaOptions", *(["spark.executor.extraJavaOptions"] * executors)):
+            conf[key] = f"{conf.get(key, '')} {flag}".lstrip()
     return conf
+
+
+def _jvm_temp_root(driver_flags: str) -> Path | None:
+    """The ``java.io.tmpdir`` of this process's JVMs (the driver's, a local cluster's executors'): the
+    process's root (:func:`own_temp_root`), or a root of its own in the directory the user named as
+    ``java.io.tmpdir`` (the last ``-D`` of ``$JAVA_TOOL_OPTIONS``, ``$JDK_JAVA_OPTIONS`` and the
+    driver's flags, in the JVM's order); ``None`` without a process root, or when that directory
+    cannot hold one (the user's setting then stands alone)."""
+    if _temp_root is None:
+        return None
+    named = None
+    for flags in (
+        os.environ.get("JAVA_TOOL_OPTIONS", ""),
+        os.environ.get("JDK_JAVA_OPTIONS", ""),
+        driver_flags,
+    ):
+        for word in _words(flags):
+            if word.startswith("-Djava.io.tmpdir="):
+                named = Path(word.partition("=")[2])
+    if named is None or named.resolve() == _temp_root.parent.resolve():
+        return _temp_root
+    root = next((r for r in _temp_roots if r.parent.resolve() == named.resolve()), None)
+    if root is None:
+        try:
+            root = _new_root(named)
+        except OSError:
+            return None
+    return root
+
+
+def _words(flags: str) -> list[str]:
+    """JVM flags split as the launcher's shell would (whitespace, when the quoting is broken)."""
+    try:
+        return shlex.split(flags)
+    except ValueError:
+        return flags.split()
 
 
 def _class_archive_options(settings: SparkSettings, conf_dir: Path) -> str | None:
@@ -336,8 +379,56 @@ def stop_session_started_inside(*, leave_local: bool = False) -> Iterator[None]:
             stop_quietly(session)
 
 
-#: This process's temporary root (:func:`own_temp_root`), which :func:`exit_now` removes.
+#: This process's temporary root (:func:`own_temp_root`).
 _temp_root: Path | None = None
+#: Every temporary root this process made (its own, and its JVMs' in a user's ``java.io.tmpdir``), which
+#: :func:`exit_now` removes.
+_temp_roots: list[Path] = []
+#: A temporary root's name starts with this; its :data:`ROOT_OWNER` file names the process that made it.
+ROOT_PREFIX = "delta-ckpt-"
+#: ``<pid> <host name>`` of the process that made the root (:func:`_remove_stale_roots`).
+ROOT_OWNER = "delta-ckpt.pid"
+
+
+def _new_root(parent: Path | None) -> Path:
+    """A new temporary root in ``parent`` (``None``: :mod:`tempfile`'s directory) naming this process;
+    the roots of processes that are gone are removed from ``parent`` first."""
+    root = Path(tempfile.mkdtemp(prefix=ROOT_PREFIX, dir=parent))
+    (root / ROOT_OWNER).write_text(f"{os.getpid()} {socket.gethostname()}\n")
+    _temp_roots.append(root)
+    _remove_stale_roots(root.parent)
+    return root
+
+
+def _remove_stale_roots(parent: Path) -> None:
+    """Remove every root in ``parent`` whose :data:`ROOT_OWNER` names a process of this host that is gone.
+
+    A process killed before :func:`exit_now` (``SIGKILL``, a timeout killing its process group) left its
+    root with its JVMs' files (Spark's directories, shuffle files, native libraries). Never a root of a
+    live process (signal 0 reaches it, or it is another user's), of another host (a shared ``/tmp``
+    seen from another PID namespace), without a readable owner file (being made, or not a root), nor
+    a link. A pid reused since then by a live process keeps the root until that one ends.
+    """
+    host = socket.gethostname()
+    for owner in parent.glob(f"{ROOT_PREFIX}*/{ROOT_OWNER}"):
+        try:
+            pid_text, owner_host = owner.read_text().split()
+            pid = int(pid_text)
+        except (OSError, ValueError):
+            continue
+        if pid > 0 and owner_host == host and not owner.parent.is_symlink() and not _alive(pid):
+            shutil.rmtree(owner.parent, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (one of another user's counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def own_temp_root() -> Path:
@@ -349,21 +440,23 @@ def own_temp_root() -> Path:
     ``artifacts-*``, the native libraries it unpacked) in its shutdown hooks only once it sees its
     stdin close; a JVM killed before then (its process group killed, a timeout) left them in
     ``/tmp`` for good. Here they are all in one directory that this process removes itself: the
-    driver JVM's ``java.io.tmpdir`` (:func:`session_conf`; a ``-Djava.io.tmpdir`` of the user's
-    driver flags wins), which is Spark's local directory unless ``spark.local.dir`` or
+    driver JVM's ``java.io.tmpdir`` (:func:`session_conf`; in a ``java.io.tmpdir`` the user named, a
+    root of its own), which is Spark's local directory unless ``spark.local.dir`` or
     ``SPARK_LOCAL_DIRS`` name one (pyspark's own directory is made in it), Python's
     :mod:`tempfile` directory and the ``TMPDIR`` of every child process. Call it before the JVM starts.
+    A user's ``java.io.tmpdir`` is kept as the JVMs' place (:func:`_jvm_temp_root`), and the roots of
+    processes killed before they could remove theirs go (:func:`_remove_stale_roots`).
     """
     global _temp_root
     if _temp_root is None:
-        _temp_root = Path(tempfile.mkdtemp(prefix="delta-ckpt-"))
+        _temp_root = _new_root(None)
         tempfile.tempdir = os.environ["TMPDIR"] = str(_temp_root)
     return _temp_root
 
 
 def exit_now(status: int) -> NoReturn:
     """End this process with ``status`` at once: stdout and stderr flushed, its temporary root removed
-    (:func:`own_temp_root`), no interpreter teardown; a Ctrl-C from here on is ignored.
+    (:func:`own_temp_root`, and its JVMs' own), no interpreter teardown; a Ctrl-C from here on is ignored.
 
     For a command line whose every file is written, published and closed (issue #12: stopping a
     local session and tearing down the interpreter took ~0.5-1 s of a short command). A local
@@ -386,8 +479,8 @@ def exit_now(status: int) -> NoReturn:
             status = 141 if isinstance(exc, BrokenPipeError) else 120
     with suppress(OSError, ValueError):  # stderr: nowhere left to report a failure
         sys.stderr.flush()
-    if _temp_root is not None:
-        shutil.rmtree(_temp_root, ignore_errors=True)  # the JVM's shutdown hooks find nothing left
+    for root in _temp_roots:  # the JVM's shutdown hooks find nothing left
+        shutil.rmtree(root, ignore_errors=True)
     os._exit(status)
 
 

@@ -9,8 +9,8 @@ process removes before it exits (:func:`reference_impl.spark.session.own_temp_ro
 
 Each command runs as a user runs it (a subprocess) with ``$TMPDIR`` a new empty directory, and with
 the JVM's own default temporary directory (``/tmp``) moved to another empty directory
-(``JDK_JAVA_OPTIONS=-Djava.io.tmpdir=…``: the command's ``-Djava.io.tmpdir`` comes later on the
-driver's command line and wins). Right when the process has exited, before its JVM's shutdown
+(``JDK_JAVA_OPTIONS=-Djava.io.tmpdir=…``: a user's setting, which the command keeps as the place of
+its JVM's root, a directory of its own in it). Right when the process has exited, before its JVM's shutdown
 hooks could have cleaned up, both directories are empty: a checkpoint (a Spark job with a shuffle),
 and an error exit (status 2) of a snapshot that failed once its Spark job read the checkpoint.
 """

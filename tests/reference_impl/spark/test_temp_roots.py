@@ -1,0 +1,112 @@
+"""A command process's temporary roots (:func:`reference_impl.spark.session.own_temp_root`, issue #12):
+where its JVMs' ``java.io.tmpdir`` goes, and the roots of killed processes.
+
+No Spark: the choice is made in the conf before any JVM starts, and the stale roots are directories.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from reference_impl.spark import session
+from reference_impl.spark.session import ROOT_OWNER, SparkSettings, own_temp_root, session_conf
+
+
+@pytest.fixture
+def fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A process state with no temporary root, ``tmp_path / "tmp"`` as its temporary directory, no user
+    ``java.io.tmpdir``; everything :func:`own_temp_root` and :func:`session_conf` set is undone after."""
+    parent = tmp_path / "tmp"
+    parent.mkdir()
+    monkeypatch.setattr(session, "_temp_root", None)
+    monkeypatch.setattr(session, "_temp_roots", [])
+    monkeypatch.setattr(tempfile, "tempdir", str(parent))
+    monkeypatch.setenv("TMPDIR", str(parent))
+    for name in ("SPARK_CONF_DIR", "SPARK_LAUNCHER_OPTS", "SPARK_LOCAL_IP", "PYSPARK_PYTHON"):
+        monkeypatch.setenv(name, os.environ.get(name, ""))  # recorded, so undone even if it was unset
+        if not os.environ[name]:
+            monkeypatch.delenv(name)
+    for name in ("JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS"):
+        monkeypatch.delenv(name, raising=False)
+    return parent
+
+
+def _tmpdir_flags(flags: str) -> list[str]:
+    return [word for word in shlex.split(flags) if word.startswith("-Djava.io.tmpdir=")]
+
+
+def test_the_jvms_temporary_directory_is_the_root(fresh: Path) -> None:
+    """The driver's ``java.io.tmpdir`` is the process's root; a local cluster's executors' too."""
+    root = own_temp_root()
+    assert root.parent == fresh, f"root {root} not in $TMPDIR {fresh}"
+    local = session_conf(SparkSettings(master="local[2]"))
+    cluster = session_conf(SparkSettings(master="local-cluster[2,1,1024]"))
+    found = {
+        "local driver": _tmpdir_flags(local["spark.driver.extraJavaOptions"]),
+        "local executor": _tmpdir_flags(local.get("spark.executor.extraJavaOptions", "")),
+        "cluster executor": _tmpdir_flags(cluster["spark.executor.extraJavaOptions"]),
+    }
+    flag = f"-Djava.io.tmpdir={root}"
+    assert found == {"local driver": [flag], "local executor": [], "cluster executor": [flag]}, found
+
+
+@pytest.mark.parametrize("where", ["JDK_JAVA_OPTIONS", "JAVA_TOOL_OPTIONS", "--conf"])
+def test_a_users_java_tmpdir_holds_the_jvms_root(
+    where: str, fresh: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``java.io.tmpdir`` the user set is where the JVM's files go: a root of its own in it, named after
+    the user's flag (which stays as it was) so that it wins; before, the process's root replaced it."""
+    users = tmp_path / "users-tmp"
+    users.mkdir()
+    user_flags = f"-Xss4m -Djava.io.tmpdir={users}"
+    conf = {}
+    if where == "--conf":
+        conf = {"spark.driver.extraJavaOptions": user_flags}
+    else:
+        monkeypatch.setenv(where, user_flags)
+    root = own_temp_root()
+    flags = session_conf(SparkSettings(master="local[2]", conf=conf))["spark.driver.extraJavaOptions"]
+    jvm_roots = [Path(flag.partition("=")[2]) for flag in _tmpdir_flags(flags)]
+    assert flags.startswith(user_flags if where == "--conf" else ""), f"{where}: driver flags {flags!r}"
+    assert os.environ.get(where, user_flags) == user_flags, f"{where} changed: {os.environ.get(where)!r}"
+    assert len(jvm_roots) == 1 + (where == "--conf"), f"{where}: driver flags {flags!r}"
+    assert jvm_roots[-1].parent == users and jvm_roots[-1] != root, (
+        f"{where}: JVM root {jvm_roots[-1]}, user's {users}"
+    )
+    assert (jvm_roots[-1] / ROOT_OWNER).is_file(), f"{where}: {jvm_roots[-1]} names no process"
+
+
+def test_a_new_root_removes_only_the_roots_of_dead_processes(fresh: Path) -> None:
+    """Roots whose process was killed before it removed them go; a live process's root, another host's,
+    one with no owner file (not ours, or being made) and an unreadable owner stay."""
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    )
+    dead = int(done.stdout)  # reaped: no process has this pid until the pid counter wraps
+    host = socket.gethostname()
+    owners = {
+        "delta-ckpt-dead": f"{dead} {host}\n",
+        "delta-ckpt-live": f"{os.getpid()} {host}\n",
+        "delta-ckpt-elsewhere": f"{dead} not-{host}\n",
+        "delta-ckpt-garbled": "12 34 56\n",
+        "delta-ckpt-cds-unowned": None,
+    }
+    for name, owner in owners.items():
+        (fresh / name / "spark-x").mkdir(parents=True)
+        (fresh / name / "spark-x" / "liblz4-java-1.so").write_bytes(b"\0")
+        if owner is not None:
+            (fresh / name / ROOT_OWNER).write_text(owner)
+    root = own_temp_root()
+    left = sorted(path.name for path in fresh.iterdir() if path != root)
+    assert left == sorted(set(owners) - {"delta-ckpt-dead"}), f"roots left in {fresh}: {left}"
+    assert (root / ROOT_OWNER).read_text().split() == [str(os.getpid()), host], (
+        f"{root} names {(root / ROOT_OWNER).read_text()!r}"
+    )
