@@ -7,8 +7,6 @@ interpreted expressions are its own fallback path); the readers' and writers' te
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from pyspark.sql import SparkSession
 
@@ -18,15 +16,6 @@ from reference_impl.spark.session import SMALL_LOG_BYTES, SMALL_LOG_CONF, size_q
 from tests.support import REPO_ROOT
 
 TABLE = REPO_ROOT / "fixtures/valid/after_metadata_cleanup/table"
-
-
-@pytest.fixture
-def sized(spark: SparkSession, monkeypatch: pytest.MonkeyPatch) -> Iterator[SparkSession]:
-    """The session as if ``get_spark`` had created it (the only one sized); Spark's defaults again afterwards
-    (as a large log leaves them)."""
-    monkeypatch.setattr(session, "_own_context", spark.sparkContext)
-    yield spark
-    size_queries(spark, SMALL_LOG_BYTES + 1)
 
 
 def test_a_small_log_gets_the_small_settings_and_a_large_one_the_defaults(sized: SparkSession) -> None:

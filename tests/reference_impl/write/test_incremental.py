@@ -46,6 +46,8 @@ from reference_impl.hooks import NO_HOOKS, Hooks, PublicationPoint
 from reference_impl.progress import Progress, silent
 from reference_impl.read.sidecars import ResolvedSidecar
 from reference_impl.read.snapshot import read_snapshot
+from reference_impl.spark import session
+from reference_impl.spark.session import SMALL_LOG_BYTES, SMALL_LOG_CONF, size_queries
 from reference_impl.storage import Location
 from reference_impl.storage.local import LocalStorage
 from reference_impl.write import name_sets
@@ -575,3 +577,83 @@ def test_a_base_sidecar_whose_tags_disagree_with_its_footer_is_not_listed_again(
     assert not reused and b.num_add_files == hint["numOfAddFiles"] == 16, (
         f"{table}: B reused {reused}; counts {b.num_add_files} adds, _last_checkpoint {hint} (want none, 16)"
     )
+
+
+class _SettingsAtStaging:
+    """Hooks that record, each time the writer stages a file set, the session's settings of the keys
+    :data:`~reference_impl.spark.session.SMALL_LOG_CONF` names that the session did not start with."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        self.spark = spark
+        self.seen: list[dict[str, str | None]] = []
+
+    def reached(self, point: PublicationPoint, count: int | None = None) -> None:
+        return None
+
+    def prepare(self, df: DataFrame) -> DataFrame:
+        self.seen.append(_sized_settings(self.spark))
+        return df
+
+
+def _sized_settings(spark: SparkSession) -> dict[str, str | None]:
+    started_with = spark.sparkContext.getConf()
+    return {k: spark.conf.get(k, None) for k in SMALL_LOG_CONF if not started_with.contains(k)}
+
+
+@pytest.mark.spark
+def test_spark_settings_follow_the_commits_after_the_base_not_the_whole_replay(
+    sized: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Spark's SQL settings of an incremental write (``size_queries``, c5557e2) follow the bytes its
+    queries read — the commits after the base — not the whole replay's; the small-log threshold
+    (``SMALL_LOG_BYTES``) is set at the bytes of the one commit after the base instead of building a
+    table of 8 MB, so the commits are a small log and the whole replay (with the base's files) a large
+    one. A (16 files, a full write), then two incremental checkpoints sized by the default policy (rows
+    counted by the write job): B after an append stages its sidecar with the small-log settings and
+    lists A's sidecars again; C after a remove in every sidecar B lists (nothing can be listed again)
+    falls back to a full write, which runs with the whole replay's settings, Spark's defaults. Both
+    count the files their commits leave.
+    """
+    table_schema = schema(schema_field("v", "long"))
+    table = write_log(
+        tmp_path / "table",
+        [
+            [v2_protocol(), metadata(table_schema, configuration={"delta.checkpointPolicy": "v2"})],
+            [commit_info(), *[add(f"f-{i:02d}.parquet", size=100 + i) for i in range(16)]],
+        ],
+    )
+    size_queries(sized, SMALL_LOG_BYTES + 1)
+    defaults = _sized_settings(sized)
+    small = {k: SMALL_LOG_CONF[k] for k in defaults}
+    assert small and small != defaults, f"Spark's defaults {defaults} are the small-log settings {small}"
+    a = _write(table, 1, NOW_A, sized, per_sidecar=None)
+
+    def step(
+        version: int, actions: list[dict[str, Any]], label: str
+    ) -> tuple[CheckpointResult, list[dict[str, str | None]], str]:
+        """A commit of ``actions``, then an incremental checkpoint of it with the threshold at that
+        commit's bytes: the commits after the base are a small log, the whole replay a large one."""
+        write_commit(table, version, [commit_info(), *actions])
+        size = (log_dir(table) / f"{version:020d}.json").stat().st_size
+        monkeypatch.setattr(session, "SMALL_LOG_BYTES", size)
+        hooks = _SettingsAtStaging(sized)
+        capsys.readouterr()
+        result = _write(
+            table, version, NOW_A, sized, per_sidecar=None, hooks=hooks, progress=Progress(prefix=label)
+        )
+        return result, hooks.seen, capsys.readouterr().err
+
+    b, b_seen, _ = step(2, [add("new-1.parquet", size=900)], "B")
+    b_reused = {s.base_name for s in b.sidecars if s.kept_existing}
+    assert b_seen == [small] and b_reused == {s.base_name for s in a.sidecars}, (
+        f"{table}: B staged with {b_seen} (want {[small]}), listed {sorted(b_reused)} of A's {a.sidecars}"
+    )
+    victims = [next(iter(rows_of(log_dir(table) / s.name)))["add"]["path"] for s in b.sidecars]
+    c, c_seen, c_err = step(3, [remove(p, deletion_timestamp=NOW_A - 1000) for p in victims], "C")
+    assert "C] incremental: full write" in c_err and not any(s.kept_existing for s in c.sidecars), (
+        f"{table}: C (removes {victims}) did not fall back to a full write: {c.sidecars}\n{c_err}"
+    )
+    assert c_seen == [defaults], f"{table}: C's full write staged with {c_seen} (want {[defaults]})"
+    counts = [(r.num_add_files, r.num_remove_files) for r in (b, c)]
+    want = [(17, 0), (17 - len(victims), len(victims))]
+    assert counts == want, f"{table}: B and C count {counts}, want {want}"
