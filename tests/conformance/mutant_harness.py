@@ -1,0 +1,366 @@
+"""Mutant implementations for ``test_mutants.py``: a correct writer and a correct reader, and the same
+broken in one way each, behind the subprocess protocol 1.0 (no JVM).
+
+``mutant_harness.py writer`` is one program whose writer profiles are the correct writer and its mutants;
+``mutant_harness.py reader [MUTATION]`` is the correct reader, or one of :data:`READER_MUTATIONS`.
+
+The correct writer (profiles ``v1``, ``parts`` and ``v2``) has deltalake's ``create_checkpoint()`` reconcile
+the log, takes the actions it wrote and writes them again as the spec asks (``dataChange`` false, no
+``remove.stats``/``tags``, every Parquet field optional, a ``_last_checkpoint`` with a checksum):
+
+* ``v1`` — a classic V1 Parquet file (spec §6);
+* ``parts`` — a 2-part V1 checkpoint, each action in the part Spark's hash partitioning gives it (§10);
+* ``v2`` — a UUID-named JSON top-level file and one UUID-named Parquet sidecar (§11, §12).
+
+Every other profile is ``<base>.<mutation>``: the base profile's output with one defect of
+:data:`MUTATIONS`, which the conformance suite must report under the rule the defect breaks.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from conformance.decode.checkpoint import checkpoint_names
+from conformance.decode.checksum import checksum
+from conformance.decode.names import parse_name
+from conformance.decode.spark_hash import part_of
+from spec.table_state import dv_id
+from spec.vocabulary import LogFileKind
+
+PROTOCOL_VERSION = "1.0"
+#: Writer features this writer knows (the suite's shapes use no other).
+KNOWN_WRITER_FEATURES = {"appendOnly", "invariants", "checkConstraints", "domainMetadata", "deletionVectors",
+                         "v2Checkpoint", "columnMapping", "timestampNtz", "generatedColumns"}  # fmt: skip
+
+#: mutation -> (base profile, what it breaks). The expected rules are test_mutants.py's table.
+MUTATIONS: dict[str, tuple[str, str]] = {
+    "last-size": ("v1", "_last_checkpoint.size one more than the rows"),
+    "last-size-in-bytes": ("v1", "_last_checkpoint.sizeInBytes one more than the file"),
+    "last-bad-checksum": ("v1", "_last_checkpoint.checksum of other text"),
+    "last-no-checksum": ("v1", "_last_checkpoint without a checksum"),
+    "last-missing-version": ("v1", "_last_checkpoint names version n + 1, which has no checkpoint"),
+    "duplicate-add": ("v1", "one add row written twice"),
+    "remove-as-add": ("v1", "a tombstone written as an add"),
+    "no-protocol": ("v1", "no protocol row"),
+    "no-metadata": ("v1", "no metaData row"),
+    "commit-info": ("v1", "a commitInfo row"),
+    "data-change": ("v1", "dataChange true in file actions"),
+    "wrong-part-count": ("parts", "2 parts named as parts of 3"),
+    "wrong-part": ("parts", "every file action in the other part"),
+    "no-sidecar-action": ("v2", "the top-level file lacks its sidecar action"),
+    "no-checkpoint-metadata": ("v2", "the top-level file lacks checkpointMetadata"),
+    "sidecar-wrong-size": ("v2", "the sidecar action's sizeInBytes one more than the file"),
+    "sidecar-reserved-name": ("v2", "the sidecar named with a '+' (a reserved URI character)"),
+    "sidecar-plain-name": ("v2", "the sidecar named plain.parquet: legal, names carry no meaning"),
+    "protocol-in-sidecar": ("v2", "the protocol row moved from the top-level file into the sidecar"),
+}
+_BASES = {
+    "v1": {"spec": "v1", "naming": "classic", "needsV2Table": False},
+    "parts": {"spec": "v1", "naming": "multi-part", "needsV2Table": False},
+    "v2": {"spec": "v2", "naming": "uuid", "manifest": "json", "sidecars": True, "needsV2Table": True},
+}
+
+
+class Refused(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _plain(value: Any, typ: pa.DataType) -> Any:
+    """An Arrow ``to_pylist`` value as the JSON value of the log (maps as objects), nulls dropped."""
+    if value is None:
+        return None
+    if pa.types.is_map(typ):
+        return {k: _plain(v, typ.item_type) for k, v in value}
+    if pa.types.is_struct(typ):
+        out = {f.name: _plain(value.get(f.name), f.type) for f in typ}
+        return {k: v for k, v in out.items() if v is not None}
+    if pa.types.is_list(typ):
+        return [_plain(v, typ.value_type) for v in value]
+    return value
+
+
+def _optional(field: pa.Field, drop: tuple[str, ...] = ()) -> pa.Field:
+    """``field`` with every nested field optional (map keys excepted), leaving out the children ``drop``."""
+    t = field.type
+    if pa.types.is_struct(t):
+        t = pa.struct([_optional(c) for c in t if c.name not in drop])
+    elif pa.types.is_list(t):
+        t = pa.list_(_optional(t.value_field))
+    elif pa.types.is_map(t):
+        t = pa.map_(t.key_field.with_nullable(False), _optional(t.item_field))
+    return pa.field(field.name, t, nullable=True)
+
+
+def _write_parquet(path: Path, rows: list[dict[str, Any]], schema: pa.Schema) -> int:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+    return path.stat().st_size
+
+
+def _uuid(table: Path, what: str) -> str:
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{table.as_uri()}#{what}"))
+
+
+def _protocol(log: Path) -> dict[str, Any]:
+    protocol: dict[str, Any] = {}
+    for commit in sorted(log.glob("[0-9]" * 20 + ".json")):
+        for line in commit.read_text().splitlines():
+            if line.strip() and "protocol" in json.loads(line):
+                protocol = json.loads(line)["protocol"]
+    return protocol
+
+
+def write_checkpoint(table: Path, profile: str, version: int) -> None:
+    from deltalake import DeltaTable
+
+    base, _, mutation = profile.partition(".")
+    log = table / "_delta_log"
+    unknown = set(_protocol(log).get("writerFeatures") or ()) - KNOWN_WRITER_FEATURES
+    if unknown:
+        raise Refused("UNSUPPORTED_WRITER_FEATURE", f"unknown writer features {sorted(unknown)}")
+    DeltaTable(str(table), version=version).create_checkpoint()
+    classic = log / f"{version:020d}.checkpoint.parquet"
+    arrow = pq.read_table(classic)
+    classic.unlink()
+    (log / "_last_checkpoint").unlink()
+    rows = []
+    for raw in arrow.to_pylist():
+        for kind, value in raw.items():
+            if value is not None and kind not in ("checkpointMetadata", "sidecar"):
+                action = _plain(value, arrow.schema.field(kind).type)
+                if kind in ("add", "remove"):
+                    action["dataChange"] = mutation == "data-change"
+                if kind == "remove":
+                    action.pop("stats", None), action.pop("tags", None)
+                rows.append({kind: action})
+    rows = _mutate_rows(rows, mutation)
+    fields = [
+        _optional(f, ("stats", "tags") if f.name == "remove" else ())
+        for f in arrow.schema
+        if f.name not in ("checkpointMetadata", "sidecar")
+    ]
+    if "commitInfo" in {k for r in rows for k in r}:
+        fields.append(pa.field("commitInfo", pa.struct([pa.field("operation", pa.string())])))
+    written = _WRITERS[base](table, version, rows, pa.schema(fields), mutation)
+    hint: dict[str, Any] = {"version": version, "size": sum(n for _, n in written)}
+    if base == "parts":
+        hint["parts"] = len(written) + (mutation == "wrong-part-count")
+    hint["sizeInBytes"] = sum(p.stat().st_size for p, _ in written)
+    hint["numOfAddFiles"] = sum(1 for r in rows if "add" in r)
+    if mutation == "last-size":
+        hint["size"] += 1
+    elif mutation == "last-size-in-bytes":
+        hint["sizeInBytes"] += 1
+    elif mutation == "last-missing-version":
+        hint["version"] = version + 1
+    if mutation != "last-no-checksum":
+        hint["checksum"] = checksum(hint) if mutation != "last-bad-checksum" else checksum({"other": 1})
+    (log / "_last_checkpoint").write_text(json.dumps(hint))
+
+
+def _mutate_rows(rows: list[dict[str, Any]], mutation: str) -> list[dict[str, Any]]:
+    if mutation == "duplicate-add":
+        return [*rows, next(r for r in rows if "add" in r)]
+    if mutation == "remove-as-add":
+        index = next(i for i, r in enumerate(rows) if "remove" in r)
+        remove = rows[index]["remove"]
+        add = {k: remove[k] for k in ("path", "partitionValues", "size") if k in remove}
+        rows[index] = {
+            "add": {**add, "modificationTime": remove.get("deletionTimestamp", 0), "dataChange": False}
+        }
+    if mutation in ("no-protocol", "no-metadata"):
+        kind = "protocol" if mutation == "no-protocol" else "metaData"
+        return [r for r in rows if kind not in r]
+    if mutation == "commit-info":
+        return [*rows, {"commitInfo": {"operation": "CHECKPOINT"}}]
+    return rows
+
+
+def _v1(
+    table: Path, version: int, rows: list[dict[str, Any]], schema: pa.Schema, mutation: str
+) -> list[tuple[Path, int]]:
+    path = table / "_delta_log" / f"{version:020d}.checkpoint.parquet"
+    _write_parquet(path, rows, schema)
+    return [(path, len(rows))]
+
+
+def _parts(
+    table: Path, version: int, rows: list[dict[str, Any]], schema: pa.Schema, mutation: str
+) -> list[tuple[Path, int]]:
+    count = 2
+    named = count + (mutation == "wrong-part-count")
+    parts: dict[int, list[dict[str, Any]]] = {n: [] for n in range(1, count + 1)}
+    for row in rows:
+        kind, action = next(iter(row.items()))
+        part = part_of(action["path"] if kind in ("add", "remove") else None, count)
+        if mutation == "wrong-part" and kind in ("add", "remove"):
+            part = count + 1 - part
+        parts[part].append(row)
+    out = []
+    for n, chosen in parts.items():
+        path = table / "_delta_log" / f"{version:020d}.checkpoint.{n:010d}.{named:010d}.parquet"
+        _write_parquet(path, chosen, schema)
+        out.append((path, len(chosen)))
+    return out
+
+
+def _v2(
+    table: Path, version: int, rows: list[dict[str, Any]], schema: pa.Schema, mutation: str
+) -> list[tuple[Path, int]]:
+    log = table / "_delta_log"
+    in_sidecar = ("add", "remove", "protocol") if mutation == "protocol-in-sidecar" else ("add", "remove")
+    files = [r for r in rows if next(iter(r)) in in_sidecar]
+    name = {
+        "sidecar-reserved-name": f"{_uuid(table, f'sidecar-{version}')}+1.parquet",
+        "sidecar-plain-name": "plain.parquet",
+    }.get(mutation, f"{_uuid(table, f'sidecar-{version}')}.parquet")
+    sidecar = log / "_sidecars" / name
+    size = _write_parquet(sidecar, files, pa.schema([f for f in schema if f.name in in_sidecar]))
+    action = {"path": name, "sizeInBytes": size + (mutation == "sidecar-wrong-size"),
+              "modificationTime": sidecar.stat().st_mtime_ns // 1_000_000}  # fmt: skip
+    top: list[dict[str, Any]] = []
+    if mutation != "no-checkpoint-metadata":
+        top.append({"checkpointMetadata": {"version": version}})
+    top += [r for r in rows if r not in files]
+    if mutation != "no-sidecar-action":
+        top.append({"sidecar": action})
+    path = log / f"{version:020d}.checkpoint.{_uuid(table, f'top-{version}')}.json"
+    path.write_text("".join(json.dumps(r) + "\n" for r in top))
+    return [(path, len(top)), (sidecar, len(files))]
+
+
+_WRITERS = {"v1": _v1, "parts": _parts, "v2": _v2}
+
+#: Reader mutation -> what the reader gets wrong.
+READER_MUTATIONS: dict[str, str] = {
+    "ignores-sidecars": "reads a V2 checkpoint's top-level file only, none of its sidecars",
+    "ignores-removes": "a remove in a commit does not cancel the file's add",
+    "newest-commit-only": "applies only the newest commit after the checkpoint",
+    "ignores-gaps": "replays the commits it finds after the checkpoint, over a missing one",
+}
+
+
+def _complete_checkpoint(log: Path, target: int) -> tuple[int, list[str]] | None:
+    """The newest complete checkpoint not newer than ``target`` (a multi-part one needs every part)."""
+    versions = {parse_name(p.name).version for p in log.iterdir() if parse_name(p.name).kind.is_checkpoint}
+    for version in sorted((v for v in versions if v is not None and v <= target), reverse=True):
+        for key, names in sorted(checkpoint_names(log, version).items()):
+            if not key.startswith("parts-") or len(names) == int(key.removeprefix("parts-")):
+                return version, names
+    return None
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    """The actions of a JSON or Parquet log file, as the log's JSON values (nulls dropped)."""
+    if path.suffix == ".json":
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    arrow = pq.read_table(path)
+    out = []
+    for raw in arrow.to_pylist():
+        out += [{k: _plain(v, arrow.schema.field(k).type)} for k, v in raw.items() if v is not None]
+    return out
+
+
+def read_table(table: Path, version: int | None, mutation: str) -> dict[str, Any]:
+    log = table / "_delta_log"
+    if not log.is_dir():
+        raise Refused("TABLE_NOT_FOUND", f"{log} does not exist")
+    commits = {
+        parse_name(p.name).version: p for p in log.iterdir() if parse_name(p.name).kind is LogFileKind.COMMIT
+    }
+    latest = max((v for v in commits if v is not None), default=-1)
+    target = latest if version is None else version
+    if target > latest or target < 0:
+        raise Refused("VERSION_NOT_FOUND", f"{table}: version {target}, latest {latest}")
+    checkpoint = _complete_checkpoint(log, target)
+    start = checkpoint[0] + 1 if checkpoint else 0
+    missing = [v for v in range(start, target + 1) if v not in commits]
+    if missing and mutation != "ignores-gaps":
+        raise Refused("LOG_GAP", f"{table}: commits {missing} missing after checkpoint {checkpoint}")
+    replay = [v for v in range(start, target + 1) if v in commits]
+    if mutation == "newest-commit-only":
+        replay = replay[-1:]
+    actions: list[dict[str, Any]] = []
+    for name in checkpoint[1] if checkpoint else []:
+        actions += _rows(log / name)
+    if mutation != "ignores-sidecars":
+        sidecars = [a["sidecar"]["path"] for a in actions if "sidecar" in a]
+        actions += [r for name in sidecars for r in _rows(log / "_sidecars" / unquote(name))]
+    for v in replay:
+        actions += _rows(commits[v])
+    state: dict[str, Any] = {"protocol": None, "metaData": None}
+    files: dict[tuple[str, str | None], Any] = {}
+    txns: dict[str, Any] = {}
+    domains: dict[str, Any] = {}
+    for action in actions:
+        for kind, body in action.items():
+            key = (str(body.get("path")), dv_id(body.get("deletionVector")))
+            if kind in state:
+                state[kind] = body
+            elif kind == "add":
+                files[key] = body
+            elif kind == "remove" and mutation != "ignores-removes":
+                files.pop(key, None)
+            elif kind == "txn":
+                txns[body["appId"]] = body
+            elif kind == "domainMetadata" and body.get("removed"):
+                domains.pop(body["domain"], None)
+            elif kind == "domainMetadata":
+                domains[body["domain"]] = body
+    if state["protocol"] is None or state["metaData"] is None:
+        raise Refused("LOG_CORRUPT", f"{table}: no protocol or metaData at version {target}")
+    return {"version": target, "protocol": state["protocol"], "metadata": state["metaData"],
+            "files": list(files.values()), "txns": list(txns.values()), "domainMetadata": list(domains.values())}  # fmt: skip
+
+
+def hello(role: str, mutation: str) -> dict[str, Any]:
+    if role == "reader":
+        return {"name": f"reader-{mutation or 'correct'}", "version": "0", "protocolVersion": PROTOCOL_VERSION,
+                "roles": ["reader"], "unavailableFields": ["tombstones"]}  # fmt: skip
+    profiles = [{"name": base, "description": f"correct {base}", **shape} for base, shape in _BASES.items()]
+    profiles += [
+        {"name": f"{base}.{mutation}", "description": what, **_BASES[base]}
+        for mutation, (base, what) in MUTATIONS.items()
+    ]
+    return {"name": "mutants", "version": "0", "protocolVersion": PROTOCOL_VERSION, "roles": ["writer"],
+            "profiles": profiles}  # fmt: skip
+
+
+def main(argv: list[str]) -> int:
+    role, mutation, *_ = [*argv, "", ""]
+    if role not in ("writer", "reader") or (role == "reader" and mutation not in ("", *READER_MUTATIONS)):
+        print(f"usage: mutant_harness.py writer | reader [{'|'.join(READER_MUTATIONS)}]", file=sys.stderr)
+        return 2
+    for line in sys.stdin:
+        request = json.loads(line)
+        op = request["op"]
+        response: dict[str, Any] = {"ok": True, "result": {}}
+        try:
+            if op == "hello":
+                response["result"] = hello(role, mutation)
+            elif op == "read":
+                state = read_table(Path(request["table"]), request["version"], mutation)
+                response["result"] = {"state": state, "rows": None, "checkpoint": None}
+            elif op == "write_checkpoint":
+                write_checkpoint(Path(request["table"]), request["profile"], request["version"])
+        except Refused as exc:
+            response = {"ok": False, "error": {"code": exc.code, "message": str(exc)}}
+        sys.stdout.write(json.dumps({"id": request["id"], **response}) + "\n")
+        sys.stdout.flush()
+        if op == "shutdown":
+            break
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
