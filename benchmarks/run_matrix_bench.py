@@ -9,7 +9,8 @@ the whole wall time (set-up excluded: the virtualenv, jars and Kernel harness mu
 may be shared: figures are labelled with it), the exit status and the number of test results and
 outcomes in ``results.json`` — so two runs can be checked to have had the same coverage — and each
 worker's schedule from results.json's ``worker``/``startedAt``/``finishedAt``: when its last test ended,
-in seconds after the run's first test started, and the tail (how long the last worker ran on alone).
+in seconds after the run's first test started, and the tail (how long the last worker ran on alone) —
+:mod:`worker_schedule`, which ``.ci/run`` uses for the README test command's JUnit XML too.
 
 Usage (``MATRIX_RESULTS.md`` shows the command that produced it)::
 
@@ -50,6 +51,9 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from worker_schedule import from_results, schedule, worker_ends  # noqa: E402
 
 
 @dataclass
@@ -96,61 +100,12 @@ def measure(workers: int, rep: int, extra: list[str], work: Path) -> MatrixRun:
         round(_load(), 2),
         len(results),
         dict(sorted(Counter(r["outcome"] for r in results).items())),
-        worker_ends(results),
+        worker_ends(from_results(results)),
     )
     if proc.returncode not in (0, 1):
         print(proc.stdout[-2000:] + proc.stderr[-2000:], file=sys.stderr)
     print(f"[matrix-bench] {asdict(run)}", file=sys.stderr, flush=True)
     return run
-
-
-def worker_ends(results: list[dict[str, Any]]) -> dict[str, float]:
-    """Per worker (``-`` for a run without workers), when its last test ended: seconds after the run's
-    first test started (results.json's ``startedAt``/``finishedAt``; empty for results without them)."""
-    timed = [r for r in results if "startedAt" in r]
-    if not timed:
-        return {}
-    first = min(r["startedAt"] for r in timed)
-    ends: dict[str, float] = {}
-    for r in timed:
-        worker = r.get("worker", "-")
-        ends[worker] = max(ends.get(worker, 0.0), (r["finishedAt"] - first) / 1000)
-    return dict(sorted(ends.items()))
-
-
-def schedule(results: list[dict[str, Any]]) -> str:
-    """One run's schedule: per worker its tests, the seconds its tests took (set-up and call) and when its
-    last test ended; then the tail, how long the last worker ran on after the first had finished; then the
-    twelve (test file, implementation) pairs that took the most seconds."""
-    ends = worker_ends(results)
-    if not ends:
-        return "no test times in these results (written before results.json had startedAt/finishedAt)"
-    lines = ["| worker | tests | seconds in tests | last test ended (s) |", "|---|---|---|---|"]
-    for worker, end in ends.items():
-        mine = [r for r in results if r.get("worker", "-") == worker]
-        busy = sum(r["finishedAt"] - r["startedAt"] for r in mine) / 1000
-        lines.append(f"| {worker} | {len(mine)} | {busy:.1f} | {end:.1f} |")
-    lines.append(f"\nTail: {max(ends.values()) - min(ends.values()):.1f} s.")
-    seconds: Counter[tuple[str, str]] = Counter()
-    tests: Counter[tuple[str, str]] = Counter()
-    for r in results:
-        key = (r["nodeid"].split("::", 1)[0].rsplit("/", 1)[-1], _played_by(r))
-        seconds[key] += (r["finishedAt"] - r["startedAt"]) / 1000
-        tests[key] += 1
-    lines += ["", "| test file | implementation | tests | seconds |", "|---|---|---|---|"]
-    lines += [
-        f"| {f} | {impl} | {tests[f, impl]} | {sec:.1f} |" for (f, impl), sec in seconds.most_common(12)
-    ]
-    return "\n".join(lines)
-
-
-def _played_by(result: dict[str, Any]) -> str:
-    """The implementation a test times: its reader, else its cleaner, else its writer (a cross test's time
-    is its reader's read, plus the writer's output when the test is the first of its group)."""
-    for role in ("reader", "cleaner", "writer"):
-        if role in result:
-            return str(result[role]).split(":", 1)[0]
-    return ",".join(result["implementations"])
 
 
 def _unit(result: dict[str, Any]) -> str:
@@ -300,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         print(replay(args.replay))
         return 0
     if args.schedule is not None:
-        print(schedule(json.loads(args.schedule.read_text())["results"]))
+        print(schedule(from_results(json.loads(args.schedule.read_text())["results"]), "implementation", 12))
         return 0
     work = args.work or Path(tempfile.mkdtemp(prefix="matrix-bench-"))
     runs = []

@@ -16,12 +16,14 @@ examples whatever the machine, the order or the earlier runs (``tests/test_deter
 Test files run in two processes (``run-tests.sh``: pytest-xdist, ``--dist loadfile
 --no-loadscope-reorder``, so that xdist hands out the files in collection order). Collection
 puts the heaviest files first — those with a test marked ``slow``, then those that need
-delta-spark — so that the two processes finish at about the same time.
+delta-spark — so that the two processes finish at about the same time. Each test's worker and start
+time are JUnit properties, from which ``.ci/run`` prints the run's schedule (``benchmarks/worker_schedule.py``).
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -63,6 +65,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         weight[item.path.name] = min(weight.get(item.path.name, 2), _weight(item))
     items.sort(key=lambda item: weight[item.path.name])
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Each test's worker and start time, as JUnit properties: ``.ci/run`` prints the run's schedule from them."""
+    item.user_properties += [
+        ("worker", os.environ.get("PYTEST_XDIST_WORKER", "-")),
+        ("started", f"{time.time():.3f}"),
+    ]
 
 
 @pytest.fixture(scope="session")
