@@ -144,8 +144,9 @@ def weed_binary() -> str:
 
 
 def _command(data: Path, identities: Path, ports: dict[str, int], bucket: str) -> list[str]:
+    # -logdir: weed's own log files go beside the data, not to /tmp (its default), where they would stay.
     return [
-        weed_binary(), "mini", f"-dir={data}",
+        weed_binary(), f"-logdir={data.parent}", "mini", f"-dir={data}",
         "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
         f"-metricsPort={ports['metrics']}", "-metricsIp=127.0.0.1",
         f"-master.port={ports['master']}", f"-master.port.grpc={ports['master_grpc']}",
