@@ -924,33 +924,66 @@ def test_parts_and_sidecars_share_one_schema(layout: Layout, written: WrittenLay
     assert len(schemas) == 1, f"{layout.id}: {len(schemas)} different schemas among {[p.name for p in paths]}"
 
 
+def _dictionary_encoded(path: Path) -> tuple[list[str], list[tuple[str, Any]]]:
+    """The :func:`plain_columns` of the Parquet file ``path`` (each a column of the file, else the test
+    fails) and those of its column chunks that are dictionary-encoded, with their encodings."""
+    plain = plain_columns(T.StructType.fromJson(parquet_spark_schema(path)))
+    meta = pq.read_metadata(path)
+    chunks = [
+        meta.row_group(g).column(c) for g in range(meta.num_row_groups) for c in range(meta.num_columns)
+    ]
+    by_column = {chunk.path_in_schema for chunk in chunks}
+    missing = [c for c in plain if c not in by_column]
+    assert not missing, f"{path}: {missing} are no Parquet columns of the file ({sorted(by_column)})"
+    encoded = [
+        (c.path_in_schema, c.encodings)
+        for c in chunks
+        if c.path_in_schema in plain
+        and (c.has_dictionary_page or any("DICTIONARY" in e for e in c.encodings))
+    ]
+    return plain, encoded
+
+
 @pytest.mark.parametrize(
     "layout", [x for x in LAYOUTS if x.id in ("v1-classic", "v2-uuid-parquet-sidecars")], ids=lambda x: x.id
 )
 def test_unique_columns_are_written_without_dictionary(layout: Layout, written: WrittenLayouts) -> None:
     """The columns whose values are unique per file (``plain_columns``: an add's path, stats and
     ``stats_parsed`` bounds) are columns of every Parquet file we write, and none of their column
-    chunks is dictionary-encoded (issue #12: the dictionary only cost CPU there)."""
+    chunks is dictionary-encoded (issue #12: the dictionary only cost CPU there). On these tables
+    parquet-mr would fall back to plain by itself (values that do not repeat do not compress): the
+    next test is the one a dictionary left on fails."""
     table, result = written.get(layout)
     paths = [log_dir(table) / f.name for f in result.files if f.name.endswith(".parquet")]
     assert paths, f"{layout.id}: no Parquet file among {[f.name for f in result.files]}"
     for path in paths:
-        plain = plain_columns(T.StructType.fromJson(parquet_spark_schema(path)))
-        meta = pq.read_metadata(path)
-        chunks = [
-            meta.row_group(g).column(c) for g in range(meta.num_row_groups) for c in range(meta.num_columns)
-        ]
-        by_column = {chunk.path_in_schema: chunk for chunk in chunks}
+        plain, encoded = _dictionary_encoded(path)
         if "add" in pq.read_schema(path).names:
             assert {"add.path", "add.stats_parsed.minValues.v"} <= set(plain), (
                 f"{path}: plain columns {plain}"
             )
-        missing = [c for c in plain if c not in by_column]
-        assert not missing, f"{path}: {missing} are no Parquet columns of the file ({sorted(by_column)})"
-        encoded = [
-            (c.path_in_schema, c.encodings)
-            for c in chunks
-            if c.path_in_schema in plain
-            and (c.has_dictionary_page or any("DICTIONARY" in e for e in c.encodings))
-        ]
         assert not encoded, f"{path}: dictionary-encoded column chunks {encoded}"
+
+
+@pytest.mark.spark
+def test_unique_columns_stay_plain_where_a_dictionary_would_pay(spark: SparkSession, tmp_path: Path) -> None:
+    """24 adds with the same stats: ``add.stats`` and every ``stats_parsed`` bound repeat one value, so
+    parquet-mr keeps the dictionary it compresses them with — unless the writer turns it off for
+    those columns (``plain_columns``, issue #12), which it does: no dictionary-encoded chunk of them.
+    (Fails with the per-column option removed from ``staging._parquet``: ``add.stats`` and the bounds
+    are ``PLAIN_DICTIONARY``/``RLE_DICTIONARY``.)"""
+    first = [
+        protocol(1, 2),
+        metadata(
+            schema(schema_field("v", "long")), configuration={"delta.checkpoint.writeStatsAsStruct": "true"}
+        ),
+    ]
+    table = write_log(
+        tmp_path / "table", [first, [add(f"f-{i:02d}.parquet", stats=_stats(0, 9)) for i in range(24)]]
+    )
+    result = write_checkpoint(table, 1, CheckpointOptions(spec="v1"), spark=spark)
+    [path] = [log_dir(table) / f.name for f in result.files]
+    plain, encoded = _dictionary_encoded(path)
+    repeated = {"add.stats", "add.stats_parsed.minValues.v", "add.stats_parsed.maxValues.v"}
+    assert repeated <= set(plain), f"{path}: plain columns {plain}"
+    assert not encoded, f"{path}: dictionary-encoded column chunks {encoded}"
