@@ -55,6 +55,9 @@ MUTATIONS: dict[str, tuple[str, str]] = {
     "data-change": ("v1", "dataChange true in file actions"),
     "wrong-part-count": ("parts", "2 parts named as parts of 3"),
     "wrong-part": ("parts", "every file action in the other part"),
+    "differing-schemas": ("parts", "part 2 without the domainMetadata column"),
+    "on-v2-table": ("parts", "a multi-part checkpoint of a table with v2Checkpoint"),
+    "last-fraction": ("v1", "_last_checkpoint with a member 0.5"),
     "no-sidecar-action": ("v2", "the top-level file lacks its sidecar action"),
     "no-checkpoint-metadata": ("v2", "the top-level file lacks checkpointMetadata"),
     "sidecar-wrong-size": ("v2", "the sidecar action's sizeInBytes one more than the file"),
@@ -163,8 +166,11 @@ def write_checkpoint(table: Path, profile: str, version: int) -> None:
         hint["sizeInBytes"] += 1
     elif mutation == "last-missing-version":
         hint["version"] = version + 1
+    value = checksum(hint) if mutation != "last-bad-checksum" else checksum({"other": 1})
+    if mutation == "last-fraction":
+        hint["mutant.ratio"] = 0.5  # (a checksum of it would depend on how the reader prints 0.5)
     if mutation != "last-no-checksum":
-        hint["checksum"] = checksum(hint) if mutation != "last-bad-checksum" else checksum({"other": 1})
+        hint["checksum"] = value
     (log / "_last_checkpoint").write_text(json.dumps(hint))
 
 
@@ -209,6 +215,8 @@ def _parts(
     out = []
     for n, chosen in parts.items():
         path = table / "_delta_log" / f"{version:020d}.checkpoint.{n:010d}.{named:010d}.parquet"
+        if mutation == "differing-schemas" and n == 2:
+            schema = pa.schema([f for f in schema if f.name != "domainMetadata"])
         _write_parquet(path, chosen, schema)
         out.append((path, len(chosen)))
     return out
@@ -329,7 +337,12 @@ def hello(role: str, mutation: str) -> dict[str, Any]:
                 "roles": ["reader"], "unavailableFields": ["tombstones"]}  # fmt: skip
     profiles = [{"name": base, "description": f"correct {base}", **shape} for base, shape in _BASES.items()]
     profiles += [
-        {"name": f"{base}.{mutation}", "description": what, **_BASES[base]}
+        {
+            "name": f"{base}.{mutation}",
+            "description": what,
+            **_BASES[base],
+            **({"needsV2Table": True} if mutation == "on-v2-table" else {}),
+        }
         for mutation, (base, what) in MUTATIONS.items()
     ]
     return {"name": "mutants", "version": "0", "protocolVersion": PROTOCOL_VERSION, "roles": ["writer"],

@@ -67,6 +67,12 @@ WRITER_MUTANTS: dict[str, tuple[dict[str, str], str]] = {
         "00000000000000000005.checkpoint.0000000002.0000000003.parquet",
     ),
     "parts.wrong-part": ({"CKPT-PART-002": MUST}, "(00000000000000000005.checkpoint.000000000"),
+    "parts.differing-schemas": (
+        {"CKPT-PART-010": SHOULD},
+        "the schema of ['00000000000000000005.checkpoint.0000000002.0000000002.parquet'] differs",
+    ),
+    "parts.on-v2-table": ({"CKPT-FEAT-004": MUST}, "on a table with v2Checkpoint"),
+    "v1.last-fraction": ({"CKPT-CKSUM-003": SHOULD}, "numbers that are not integers: ['0.5']"),
     "v2.no-sidecar-action": (
         {
             "CKPT-CONTENT-001": MUST,
