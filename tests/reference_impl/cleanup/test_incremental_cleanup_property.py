@@ -10,14 +10,16 @@ timed on the clock, so a reused sidecar is as old as the checkpoint that wrote i
 a later clock by our cleaner or delta-spark's (drawn too). After every cleanup, every sidecar any remaining checkpoint file lists exists, and
 our reader reads the latest version as the model (the files the commits left) holds it. Unlike ``test_shared_sidecars_property.py`` (the cleaner's plan
 alone, thousands of layouts, no Spark) everything here is real: our writer, our cleaner and
-delta-spark's, so the examples are few: ``EXAMPLES`` drawn ones, derandomized as every property test
-(``tests/conftest.py``), so CI draws the same two every run (``--hypothesis-verbosity=verbose`` prints them):
-the simplest history (delta-spark's cleanup the day of the checkpoint: nothing expires) and one where delta-spark's
-cleaner runs two days after the checkpoint of version 2 (our cleaner ran after version 1, before any checkpoint),
-at about 7 s each; the CI draw exercises our cleaner little (``test_shared_sidecars_property.py`` covers its plan). ``--hypothesis-profile thorough``
-(``tests/conftest.py``) draws more, at random; see README "Tests". The explicit example is the case the issue names: a checkpoint lists every sidecar of the one before (no commit
-between touched a file, no tombstone expired) and delta-spark's cleanup deletes that one; there delta-spark reads the
-latest version too.
+delta-spark's, so the examples are few. The default run (CI) plays the explicit examples only
+(``Phase.explicit``: the same three every run, whatever the hypothesis version or the test's source,
+from which a derandomized draw is seeded): :data:`SHARED_THEN_CLEANED`, the case the issue names — a
+checkpoint lists every sidecar of the one before (no commit between touched a file, no tombstone
+expired) and delta-spark's cleanup deletes that one, where delta-spark reads the latest version too;
+:data:`SIMPLEST`, delta-spark's cleanup the day of the only checkpoint (nothing expires); and
+:data:`OURS_THEN_DELTA_SPARK`, our cleaner after version 1 (before any checkpoint), then delta-spark's
+two days after the checkpoint of version 2 — about 7 s each. They exercise our cleaner little
+(``test_shared_sidecars_property.py`` covers its plan). ``--hypothesis-profile thorough``
+(``tests/conftest.py``) draws ``max_examples`` random histories besides; see README "Tests".
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import SparkSession
 
@@ -61,9 +63,9 @@ T0 = 1_800_000_000_000 // MS_PER_DAY * MS_PER_DAY + 6 * HOUR  # 06:00 UTC: no cl
 FIRST_FILES = 4
 #: The cleaners a history draws (each cleanup one of them): ours and delta-spark's.
 CLEANERS = ("delta-spark", "ours")
-#: Drawn examples: 2 in the derandomized default run (both end with delta-spark's cleanup: see above), the
-#: ``thorough`` profile's number under ``--hypothesis-profile thorough``.
-EXAMPLES = settings().max_examples if settings.get_current_profile_name() == "thorough" else 2
+#: The phases of a run: the explicit examples only by default (module docs); with ``--hypothesis-profile
+#: thorough``, random draws (and shrinking) too.
+PHASES = tuple(Phase) if settings.get_current_profile_name() == "thorough" else (Phase.explicit,)
 CONFIGURATION = {
     "delta.checkpointPolicy": "v2",
     "delta.logRetentionDuration": "interval 1 days",
@@ -117,6 +119,19 @@ SHARED_THEN_CLEANED = History(
     ),
     delta_spark_reads=True,
     expect_reuse=True,
+)
+
+SIMPLEST = History(
+    (
+        Commit(gap_days=0, adds=0, removes=(), checkpoint=False, cleanup=None, cleanup_days=0),
+        Commit(gap_days=0, adds=0, removes=(), checkpoint=True, cleanup="delta-spark", cleanup_days=0),
+    )
+)
+OURS_THEN_DELTA_SPARK = History(
+    (
+        Commit(gap_days=1, adds=1, removes=(16,), checkpoint=False, cleanup="ours", cleanup_days=0),
+        Commit(gap_days=2, adds=1, removes=(20,), checkpoint=True, cleanup="delta-spark", cleanup_days=2),
+    )
 )
 
 
@@ -198,11 +213,13 @@ class _Run:
 @pytest.mark.spark
 @pytest.mark.requirement("CKPT-CLEAN-013", "CKPT-INC-002")
 @settings(
-    max_examples=EXAMPLES,  # plus the explicit example, which is the one that reuses sidecars; each costs ~7 s
+    phases=PHASES,  # each example costs ~7 s
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @example(history=SHARED_THEN_CLEANED)
+@example(history=SIMPLEST)
+@example(history=OURS_THEN_DELTA_SPARK)
 @given(history=histories())
 def test_cleanup_after_incremental_checkpoints_keeps_every_listed_sidecar(
     delta_spark: SparkSession, tmp_path: Path, history: History
