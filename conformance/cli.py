@@ -25,21 +25,32 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from spec.spark_conf import BASE_CONF, ENV_CONF, ENV_MASTER, conf_from_env, encode_env_conf, parse_conf_pairs
+from spec.spark_conf import (
+    BASE_CONF,
+    ENV_CONF,
+    ENV_MASTER,
+    SMALL_QUERIES_CONF,
+    conf_from_env,
+    encode_env_conf,
+    parse_conf_pairs,
+)
 from spec.table_state import TableState
 
 #: ``--workers auto``: one test process per CPU, at most this many (each may run a Spark JVM).
 MAX_AUTO_WORKERS = 4
 #: Spark settings of the run's sessions (every worker's) unless ``DELTA_CKPT_SPARK_CONF`` sets the key, for
-#: performance only (the same plans run, with the same results):
-#: - the suite's tables are tiny, and compiling whole-stage code costs more than it saves — the test suite's
-#:   own setting (``tests/conftest.py``);
+#: performance only (the same results):
+#: - the suite's tables are tiny: :data:`~spec.spark_conf.SMALL_QUERIES_CONF` (no adaptive execution, no
+#:   generated code), as start-up settings of the session, which the code under test leaves as they are
+#:   (``reference_impl.spark.session.size_queries`` sizes only a session the reference created; until
+#:   86c149d it set them on the workers' shared session as a side effect, ``benchmarks/MATRIX_RESULTS.md``
+#:   stop 26);
 #: - the driver JVM keeps the JIT's second tier (C2): a worker's session lives for the whole run and serves
 #:   hundreds of reads, so the short-job flags' C1-only JIT (``SHORT_JOB_JAVA_OPTIONS``, made for one
 #:   command) costs more than C2's compilations (``benchmarks/MATRIX_RESULTS.md``, stop 22). The serial
 #:   collector and the time zone stay.
 RUN_SPARK_CONF: dict[str, str] = {
-    "spark.sql.codegen.wholeStage": "false",
+    **SMALL_QUERIES_CONF,
     "spark.driver.extraJavaOptions": f"{BASE_CONF['spark.driver.extraJavaOptions']} -XX:+UseSerialGC",
 }
 #: The directory holding the ``conformance`` package: a checkout, or site-packages of an installed wheel.

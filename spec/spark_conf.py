@@ -7,7 +7,7 @@ SparkSession, started by either, serves both. No Spark here — names, values an
 
 * the settings variables (:data:`ENV_MASTER`, :data:`ENV_CONF`) and :data:`DEFAULT_MASTER`;
 * :data:`BASE_CONF` (every session) and :data:`LOCAL_CONF` (local mode), with the short-job JVM flags
-  :data:`SHORT_JOB_JAVA_OPTIONS`;
+  :data:`SHORT_JOB_JAVA_OPTIONS`; :data:`SMALL_QUERIES_CONF`, the SQL settings of queries over small tables;
 * :data:`SPARK_CONF_DIR`, the quiet ``log4j2.properties``, and :func:`session_environment`, which
   sets the environment of the JVM a session is about to start (the same way for both sides);
 * the extra conf of ``--conf k=v`` flags and of ``$DELTA_CKPT_SPARK_CONF``: :func:`parse_conf_pairs`,
@@ -55,6 +55,17 @@ LOCAL_CONF: Mapping[str, str] = {
     "spark.default.parallelism": "2",
     "spark.driver.memory": "4g",
     "spark.sql.adaptive.coalescePartitions.enabled": "false",
+}
+#: SQL settings of queries over small tables (issue #12: a 10-commit table's checkpoint ran 5 Spark jobs and
+#: compiled 46 classes with Janino, with these 2 and 2): no adaptive execution (a query is one job, not one
+#: per stage) and Spark's interpreted expressions instead of generated code — Spark's own fallback path,
+#: same results. The reference sets them on its own session for a small log
+#: (``reference_impl.spark.session.size_queries``); ``conformance run`` starts every worker's session with
+#: them (``conformance.cli.RUN_SPARK_CONF``: the suite's tables are all small).
+SMALL_QUERIES_CONF: Mapping[str, str] = {
+    "spark.sql.adaptive.enabled": "false",
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
 }
 
 

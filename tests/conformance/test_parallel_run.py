@@ -152,15 +152,18 @@ def test_auto_workers_spread_bundled_implementations_only() -> None:
     assert workers(3, argparse.Namespace(impl=[], impl_cmd=["mine=./h"], cross_writers=None)) == 3
 
 
-#: What ``conformance run`` adds to its workers' Spark settings: no whole-stage codegen, and a driver JVM with
-#: both JIT tiers (no ``-XX:TieredStopAtLevel=1``), UTC and the serial collector.
+#: What ``conformance run`` adds to its workers' Spark settings: no adaptive execution and no generated code
+#: (whole-stage or expression), and a driver JVM with both JIT tiers (no ``-XX:TieredStopAtLevel=1``), UTC
+#: and the serial collector.
 RUN_CONF = {
+    "spark.sql.adaptive.enabled": "false",
     "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
     "spark.driver.extraJavaOptions": "-Duser.timezone=UTC -XX:+UseSerialGC",
 }
 
 
-def test_run_sessions_skip_whole_stage_codegen_and_keep_c2_unless_the_user_sets_it() -> None:
+def test_run_sessions_start_with_small_query_settings_and_c2_unless_the_user_sets_them() -> None:
     """``conformance run`` hands its workers :data:`RUN_CONF` in ``DELTA_CKPT_SPARK_CONF``, after the user's own
     entries, and leaves a key the user set as the user set it."""
     assert RUN_SPARK_CONF == RUN_CONF, RUN_SPARK_CONF
