@@ -67,6 +67,7 @@ from spec.spark_conf import (
     DEFAULT_MASTER,
     ENV_MASTER,
     LOCAL_CONF,
+    SMALL_QUERIES_CONF,
     ConfError,
     conf_from_env,
     parse_conf_pairs,
@@ -502,16 +503,11 @@ def _active_session() -> SparkSession | None:
 
 #: The replay of at most this many bytes of commits and checkpoint files is a small log (:func:`size_queries`).
 SMALL_LOG_BYTES = 8 << 20
-#: SQL settings of the queries over a small log (issue #12; a 10-commit table's checkpoint ran 5 Spark
-#: jobs and compiled 46 generated classes with Janino, with these 2 jobs and 2 classes): no adaptive
-#: execution (a query is one job, not one per stage) and Spark's interpreted expressions instead of
-#: generated code — Spark's own fallback path, with the same results; for a few thousand rows the
-#: compilation costs more than it saves. Larger logs keep Spark's defaults.
-SMALL_LOG_CONF: Mapping[str, str] = {
-    "spark.sql.adaptive.enabled": "false",
-    "spark.sql.codegen.wholeStage": "false",
-    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
-}
+#: SQL settings of the queries over a small log (issue #12): :data:`spec.spark_conf.SMALL_QUERIES_CONF` (no
+#: adaptive execution, Spark's interpreted expressions instead of generated code; one copy, which the
+#: conformance run's sessions start with too); for a few thousand rows the compilation costs more than it
+#: saves. Larger logs keep Spark's defaults.
+SMALL_LOG_CONF: Mapping[str, str] = SMALL_QUERIES_CONF
 
 
 #: The SparkContext of the session :func:`get_spark` created, if it did: the one :func:`size_queries` sizes.
