@@ -62,6 +62,7 @@ MUTATIONS: dict[str, tuple[str, str]] = {
     "no-checkpoint-metadata": ("v2", "the top-level file lacks checkpointMetadata"),
     "sidecar-wrong-size": ("v2", "the sidecar action's sizeInBytes one more than the file"),
     "sidecar-reserved-name": ("v2", "the sidecar named with a '+' (a reserved URI character)"),
+    "sidecar-missing": ("v2", "the sidecar deleted after the top-level file was written"),
     "sidecar-plain-name": ("v2", "the sidecar named plain.parquet: legal, names carry no meaning"),
     "protocol-in-sidecar": ("v2", "the protocol row moved from the top-level file into the sidecar"),
 }
@@ -172,6 +173,8 @@ def write_checkpoint(table: Path, profile: str, version: int) -> None:
     if mutation != "last-no-checksum":
         hint["checksum"] = value
     (log / "_last_checkpoint").write_text(json.dumps(hint))
+    if mutation == "sidecar-missing":
+        written[-1][0].unlink()
 
 
 def _mutate_rows(rows: list[dict[str, Any]], mutation: str) -> list[dict[str, Any]]:
@@ -255,6 +258,7 @@ READER_MUTATIONS: dict[str, str] = {
     "ignores-removes": "a remove in a commit does not cancel the file's add",
     "newest-commit-only": "applies only the newest commit after the checkpoint",
     "ignores-gaps": "replays the commits it finds after the checkpoint, over a missing one",
+    "trusts-hint": "takes the checkpoint _last_checkpoint names without listing, and fails when it is not there",
 }
 
 
@@ -291,6 +295,13 @@ def read_table(table: Path, version: int | None, mutation: str) -> dict[str, Any
     if target > latest or target < 0:
         raise Refused("VERSION_NOT_FOUND", f"{table}: version {target}, latest {latest}")
     checkpoint = _complete_checkpoint(log, target)
+    hint = log / "_last_checkpoint"
+    if mutation == "trusts-hint" and hint.is_file() and json.loads(hint.read_text())["version"] <= target:
+        version = json.loads(hint.read_text())["version"]
+        names = [n for group in checkpoint_names(log, version).values() for n in group]
+        if not names:
+            raise Refused("CHECKPOINT_CORRUPT", f"{hint} names version {version}, which has no checkpoint")
+        checkpoint = (version, names)
     start = checkpoint[0] + 1 if checkpoint else 0
     missing = [v for v in range(start, target + 1) if v not in commits]
     if missing and mutation != "ignores-gaps":

@@ -88,6 +88,17 @@ WRITER_MUTANTS: dict[str, tuple[dict[str, str], str]] = {
         "has no checkpointMetadata",
     ),
     "v2.protocol-in-sidecar": ({"CKPT-SIDE-002": MUST, "CKPT-V2-003": MUST}, "holds ['protocol']"),
+    "v2.sidecar-missing": (
+        {
+            "CKPT-SIDE-001": MUST,
+            "CKPT-CONTENT-001": MUST,
+            "CKPT-CONTENT-004": MUST,
+            "CKPT-CONTENT-006": MUST,
+            "CKPT-LAST-003": MUST,
+            "CKPT-LAST-004": MUST,
+        },
+        ".parquet missing",
+    ),
     "v2.sidecar-wrong-size": ({"CKPT-SIDE-004": MUST}, ".parquet': 9869 bytes, action says 9870"),
     "v2.sidecar-reserved-name": ({"CKPT-SIDE-011": MUST, "CKPT-V2-005": MUST}, "+1.parquet"),
 }
@@ -113,6 +124,10 @@ READER_MUTANTS: dict[str, tuple[dict[str, str], str]] = {
         "valid/hint_dangling (version 6)",
     ),
     "ignores-gaps": ({"CKPT-READ-006": MUST}, "expected error LOG_GAP"),
+    "trusts-hint": (
+        {"CKPT-READ-010": MUST, "CKPT-READ-016": MUST, "CKPT-READ-019": MUST},
+        "valid/hint_dangling (version 6)",
+    ),
 }
 
 
