@@ -58,9 +58,11 @@ MiniDFSCluster — on a 7-commit ``v2Checkpoint`` table:
    naming that file, after deleting the sidecars it published and its staging; the second writer's
    top-level file and ``_last_checkpoint`` are as it left them, the table validates, and both
    readers read the state from before (ours from the killed run's UUID-named file, ``CKPT-READ-004``).
-3. A cleanup after the retention period (its clock 31 days after the newest file, staged ones
-   included, so the log cutoff is later than every file) deletes every sidecar no top-level file
-   references (none is left by the race: the first writer deleted its own) and keeps every referenced one. It also
+3. A writer fails after publishing its sidecars (its hooks raise at ``sidecars``): they stay,
+   referenced by nothing. A cleanup after the retention period (its clock 31 days after the newest
+   file, staged ones included, so the log cutoff is later than every file) deletes every sidecar no
+   top-level file references — that writer's (none is left by the race: the first writer deleted its
+   own; ``CKPT-CLEAN-017``) — and keeps every referenced one. It also
    collects what is left of the killed runs' hidden staging prefixes
    (``_delta_log/.delta-ckpt-staging-<uuid>/``: the files of finished task attempts; on S3 also
    the directory marker ``_temporary/0/`` that S3A's committer made for the run killed mid-upload,
@@ -111,6 +113,7 @@ from spec.table_state import TableState
 from spec.vocabulary import CheckpointNaming, CheckpointSpec
 from tests.reference_impl.write.helpers import small_v2_table
 from tests.support.cli_runs import TIMEOUT_S, UPLOAD_HELD, checkpoint_argv, paused_then_killed
+from tests.support.faults import FaultPlan, InjectedFault
 from tests.support.servers.hdfs import HdfsServer
 from tests.support.servers.hold_proxy import holding_proxy
 
@@ -272,7 +275,13 @@ class RacersAt:
 @pytest.mark.delta_spark
 @pytest.mark.deltalake
 @pytest.mark.requirement(
-    "CKPT-WRITE-004", "CKPT-WRITE-006", "CKPT-WRITE-008", "CKPT-CLEAN-013", "CKPT-CLEAN-026", "CKPT-CLEAN-025"
+    "CKPT-WRITE-004",
+    "CKPT-WRITE-006",
+    "CKPT-WRITE-008",
+    "CKPT-CLEAN-013",
+    "CKPT-CLEAN-017",
+    "CKPT-CLEAN-026",
+    "CKPT-CLEAN-025",
 )
 def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_keep_the_table_whole(
     store: Store, tmp_path: Path
@@ -296,6 +305,10 @@ def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_
     Spec: CKPT-CLEAN-013
     "A cleaner MUST NOT delete a sidecar file that a classic-named or UUID-named checkpoint
     remaining after the cleanup references"
+
+    Spec: CKPT-CLEAN-017
+    "A cleaner SHOULD delete every file in `_delta_log/_sidecars/` that no remaining checkpoint
+    references and whose modification time is before the sidecar cutoff."
 
     Spec: CKPT-CLEAN-026
     "A cleaner MUST NOT delete `_last_checkpoint`, any file outside `_delta_log/`, or any file in
@@ -409,6 +422,17 @@ def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_
         cross_before, cross, context=f"{root} after the race: cross-reader", ignore=unavailable_fields(cross)
     )
 
+    # A writer that fails after publishing its sidecars (hooks raise at the point where the paused run
+    # above was seen to have published them): they are referenced by nothing, and are left to sidecar GC.
+    failed = replace(classic, naming=CheckpointNaming.UUID, hooks=FaultPlan(raise_at=frozenset({"sidecars"})))
+    before_failed = set(store.listing())
+    with pytest.raises(InjectedFault):
+        write_checkpoint(root.uri, options=failed, spark=store.spark, storage_options=store.options)
+    abandoned = set(store.listing()) - before_failed
+    assert abandoned and all(n.startswith("_sidecars/") for n in abandoned), (
+        f"{root}: the failed writer left {sorted(abandoned)}, not only sidecars"
+    )
+
     staged = store.staged()  # the killed runs' staging: what of it the kills left
     # Past the default 30-day retention for every file: the staging cutoff (CKPT-CLEAN-025) too.
     now = max([*store.listing().values(), *staged.values()]) + 31 * DAY_MS
@@ -426,6 +450,11 @@ def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_
     )
     left = set(store.listing())
     assert needed <= left, f"{root}: cleanup deleted a referenced file: left {sorted(left)}"
+    collected_sidecars = {d.name for d in cleaned.deleted_sidecars}
+    assert abandoned <= collected_sidecars and not abandoned & left, (
+        f"{root}: the failed writer's sidecars {sorted(abandoned)}; cleanup ({cleaned.status}) deleted the "
+        f"sidecars {sorted(collected_sidecars)}, left {sorted(abandoned & left)}"
+    )
     assert store.ours().files == ours_before.files, f"{root}: files differ after cleanup"
 
 
