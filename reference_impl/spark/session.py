@@ -43,6 +43,7 @@ file); a new root removes the roots next to it whose process is gone (killed bef
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import shlex
@@ -52,6 +53,7 @@ import socket
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import Future
 from contextlib import contextmanager, suppress
@@ -141,7 +143,50 @@ def get_spark(settings: SparkSettings | None = None) -> SparkSession:
     spark.sparkContext.setLogLevel("ERROR")
     if creates:
         _own_context = spark.sparkContext
+        if _temp_root is not None:  # a command line's session (own_temp_root)
+            _interrupt_quietly()
     return spark
+
+
+def _interrupt_quietly() -> None:
+    """Ctrl-C during a Spark call of a command line: Spark's jobs cancelled, a ``KeyboardInterrupt`` in the
+    main thread, and no py4j traceback (the command prints ``interrupted``).
+
+    pyspark's own SIGINT handler cancelled the jobs from inside the interrupted py4j call, on that call's
+    connection (py4j pins one per thread): ``RuntimeError: reentrant call`` and
+    ``Py4JError: An error occurred while calling oNN.sc``; and py4j reports every call a
+    ``KeyboardInterrupt`` ends with ``logging.exception`` on the root logger. Here the jobs are
+    cancelled from a thread of their own (its own connection), and that one py4j record is dropped.
+    Call it in the main thread, once the SparkContext is up.
+    """
+    from pyspark.core.context import SparkContext
+
+    def cancel(context: SparkContext) -> None:
+        context.setLogLevel("OFF")  # the cancelled jobs' ERRORs (an aborted write's stack trace)
+        context.cancelAllJobs()
+        tracker = context.statusTracker()
+        deadline = time.monotonic() + CANCEL_WAIT_S
+        while tracker.getActiveJobsIds() and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    def on_sigint(signum: int, frame: object) -> NoReturn:
+        context = SparkContext._active_spark_context
+        if context is not None:  # cancelled, and ended, before the writer removes its staging directory
+            worker = threading.Thread(target=cancel, args=(context,), name="spark-cancel", daemon=True)
+            worker.start()
+            worker.join(timeout=CANCEL_WAIT_S + 5)
+        raise KeyboardInterrupt
+
+    with suppress(ValueError):  # not the main thread: Python delivers no SIGINT there
+        signal.signal(signal.SIGINT, on_sigint)
+    logging.getLogger().addFilter(lambda record: not record.getMessage().startswith(PY4J_INTERRUPTED))
+    logging.getLogger("py4j").propagate = False  # its connections closing as the command ends
+
+
+#: What py4j logs (with the traceback) on the root logger when a KeyboardInterrupt ends a call.
+PY4J_INTERRUPTED = "KeyboardInterrupt while sending command"
+#: How long a Ctrl-C waits at most for the cancelled Spark jobs to end.
+CANCEL_WAIT_S = 10.0
 
 
 def start_spark(settings: SparkSettings) -> None:
@@ -363,9 +408,30 @@ def _jvm_output() -> dict[str, int]:
 
 def stop_quietly(spark: SparkSession) -> None:
     """Stop ``spark`` without the log lines of its shutdown (executors told to exit, workers killing
-    them, connections closing are ERRORs to Spark's schedulers on a cluster)."""
+    them, connections closing are ERRORs to Spark's schedulers on a cluster); a local cluster's work
+    directory of the application goes with it (:func:`_local_cluster_work_dir`)."""
+    work = _local_cluster_work_dir(spark)
     spark.sparkContext.setLogLevel("OFF")
     spark.stop()
+    if work is not None:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _local_cluster_work_dir(spark: SparkSession) -> Path | None:
+    """Where the workers of a ``local-cluster[…]`` master keep this application's executors (their logs,
+    the jars shipped to them): ``$SPARK_HOME/work/<application id>``, inside pyspark's installation (a
+    venv grew by 286 MB of them). Spark gives a local cluster's workers no other work directory
+    (``LocalSparkCluster`` passes none outside Spark's test mode; ``SPARK_WORKER_DIR`` is read by a
+    standalone worker's command line only), so it is removed once the session stopped; a process
+    killed first leaves it. ``None`` for any other master."""
+    context = spark.sparkContext
+    if not (context.master or "").startswith("local-cluster"):
+        return None
+    home = context._jvm.java.lang.System.getenv("SPARK_HOME")  # type: ignore[union-attr]  # the workers'
+    app_id = context.applicationId
+    if not home or not re.fullmatch(r"app-[0-9]+-[0-9]+", app_id or ""):
+        return None
+    return Path(home) / "work" / app_id
 
 
 @contextmanager
