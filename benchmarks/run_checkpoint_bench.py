@@ -599,11 +599,24 @@ def _scaling(points: list[Point]) -> list[str]:
     return lines
 
 
+def plot_lines(points: list[Point]) -> list[tuple[str, str | None, list[Point]]]:
+    """The lines :func:`plot` draws: one per contender and run (``None`` for an unlabelled one), in
+    :data:`CONTENDERS` order then run order, each through that run's points in increasing size — two runs
+    at one size are two lines, never one line going back and forth between them."""
+    lines = []
+    for c in CONTENDERS:
+        for run in dict.fromkeys(p.run for p in points if p.contender == c):
+            mine = sorted((p for p in points if (p.contender, p.run) == (c, run)), key=lambda p: p.adds)
+            lines.append((c, run, mine))
+    return lines
+
+
 def plot(
     points: list[Point], out: Path, title: str = "Checkpoint write / snapshot time vs table size"
 ) -> bool:
-    """Median time vs size per contender, log-log, as a PNG; a point of a labelled run is annotated with
-    its label. False without matplotlib (the ``bench`` extra); the caller plots only when there are points."""
+    """Median time vs size, log-log, as a PNG: the :func:`plot_lines`, a contender's in one colour (in the
+    legend once), a point of a labelled run annotated with its label. False without matplotlib (the
+    ``bench`` extra); the caller plots only when there are points."""
     try:
         import matplotlib
 
@@ -612,10 +625,13 @@ def plot(
     except ImportError:
         return False
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for c in CONTENDERS:
-        mine = sorted((p for p in points if p.contender == c), key=lambda p: p.adds)  # stable: run order kept
-        if mine:
-            ax.plot([p.adds for p in mine], [p.median for p in mine], marker="o", label=c)
+    lines = plot_lines(points)
+    colours = {c: f"C{i % 10}" for i, c in enumerate(dict.fromkeys(c for c, _run, _mine in lines))}
+    legend: set[str] = set()
+    for c, _run, mine in lines:
+        label = None if c in legend else c
+        legend.add(c)
+        ax.plot([p.adds for p in mine], [p.median for p in mine], marker="o", color=colours[c], label=label)
         for p in mine:
             if p.run is not None:
                 ax.annotate(p.run, (p.adds, p.median), textcoords="offset points", xytext=(4, 4), fontsize=6)
