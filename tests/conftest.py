@@ -16,8 +16,10 @@ examples whatever the machine, the order or the earlier runs (``tests/test_deter
 Test files run in two processes (``run-tests.sh``: pytest-xdist, ``--dist loadfile
 --no-loadscope-reorder``, so that xdist hands out the files in collection order). Collection
 puts the heaviest files first — those with a test marked ``slow``, then those that need
-delta-spark — so that the two processes finish at about the same time. Each test's worker and start
-time are JUnit properties, from which ``.ci/run`` prints the run's schedule (``benchmarks/worker_schedule.py``).
+delta-spark — so that the two processes finish at about the same time. The files whose tests share a
+session fixture that is costly to start (:data:`SHARED_FIXTURE_FILES`) are one unit of work, so that one
+process starts it once. Each test's worker and start time are JUnit properties, from which ``.ci/run``
+prints the run's schedule (``benchmarks/worker_schedule.py``).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import os
 import time
 from collections.abc import Iterator
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import settings
@@ -52,6 +54,44 @@ settings.load_profile("deterministic")
 # Opt-in (``--hypothesis-profile thorough``, README "Tests"): random draws, more of them, for a thorough run of
 # one property file; the Spark-backed ones (test_incremental_cleanup_property.py) take this many too.
 settings.register_profile("thorough", derandomize=False, database=None, max_examples=25)
+
+
+#: Session fixtures each test process starts once, at a cost (a MiniDFSCluster start, a SeaweedFS start,
+#: the writer tests' tables built by delta-spark).
+SHARED_FIXTURES = frozenset({"hdfs_server", "s3_server", "shapes"})
+#: The test files that use :data:`SHARED_FIXTURES`: one unit of work of ``--dist loadfile``, so that one
+#: process runs them all and starts each fixture once. A stop-26 run handed them out file by file:
+#: HDFS, SeaweedFS and the shapes were started (built) in both processes. ``tests/test_benchmark_schedule.py``
+#: checks the list against the fixtures the tests name; test_store_crash asks for its servers by
+#: ``request.getfixturevalue``.
+SHARED_FIXTURE_FILES = frozenset(
+    {
+        "tests/reference_impl/storage/test_object_store.py",
+        "tests/reference_impl/validate/test_on_s3.py",
+        "tests/reference_impl/write/test_cluster_stores.py",
+        "tests/reference_impl/write/test_crash_points.py",
+        "tests/reference_impl/write/test_cross_read.py",
+        "tests/reference_impl/write/test_hdfs.py",
+        "tests/reference_impl/write/test_s3.py",
+        "tests/reference_impl/write/test_store_crash.py",
+        "tests/reference_impl/write/test_vs_delta_spark_checkpoint.py",
+    }
+)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile`` (``run-tests.sh``), with :data:`SHARED_FIXTURE_FILES` as one unit of work (its tests
+    in collection order, the unit where its first file comes)."""
+    if config.getoption("dist", None) != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SharedFixtureScheduling(LoadFileScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "shared-fixtures" if path in SHARED_FIXTURE_FILES else path
+
+    return SharedFixtureScheduling(config, log)
 
 
 def _weight(item: pytest.Item) -> int:

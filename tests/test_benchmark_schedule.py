@@ -22,6 +22,7 @@ from types import ModuleType
 
 import pytest
 
+from tests.conftest import SHARED_FIXTURE_FILES, SHARED_FIXTURES
 from tests.support import REPO_ROOT
 
 SCRIPT = REPO_ROOT / "benchmarks" / "worker_schedule.py"
@@ -149,3 +150,18 @@ def test_this_test_s_worker_and_start_are_recorded(request: pytest.FixtureReques
     props = dict(request.node.user_properties)
     assert props.get("worker") == os.environ.get("PYTEST_XDIST_WORKER", "-"), f"properties {props}"
     assert 0 <= time.time() - float(props["started"]) < 600, f"started {props['started']}, now {time.time()}"
+
+
+def test_the_files_that_share_a_costly_fixture_are_one_unit(request: pytest.FixtureRequest) -> None:
+    """Every file of this session whose tests use a costly session fixture (an HDFS or S3 server, the built
+    shapes) is in ``SHARED_FIXTURE_FILES``, the one unit of work that a single process runs."""
+    users = {
+        item.nodeid.split("::", 1)[0]
+        for item in request.session.items
+        if SHARED_FIXTURES & set(getattr(item, "fixturenames", ()))
+    }
+    assert users <= SHARED_FIXTURE_FILES, (
+        f"add to SHARED_FIXTURE_FILES: {sorted(users - SHARED_FIXTURE_FILES)}"
+    )
+    missing = sorted(p for p in SHARED_FIXTURE_FILES if not (REPO_ROOT / p).is_file())
+    assert missing == [], f"SHARED_FIXTURE_FILES names files that do not exist: {missing}"
