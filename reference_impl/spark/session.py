@@ -463,7 +463,7 @@ _temp_root: Path | None = None
 _temp_roots: list[Path] = []
 #: A temporary root's name starts with this; its :data:`ROOT_OWNER` file names the process that made it.
 ROOT_PREFIX = "delta-ckpt-"
-#: ``<pid> <host name>`` of the process that made the root (:func:`_remove_stale_roots`).
+#: ``<pid> <host name> <PID namespace>`` of the process that made the root (:func:`_remove_stale_roots`).
 ROOT_OWNER = "delta-ckpt.pid"
 
 
@@ -471,30 +471,43 @@ def _new_root(parent: Path | None) -> Path:
     """A new temporary root in ``parent`` (``None``: :mod:`tempfile`'s directory) naming this process;
     the roots of processes that are gone are removed from ``parent`` first."""
     root = Path(tempfile.mkdtemp(prefix=ROOT_PREFIX, dir=parent))
-    (root / ROOT_OWNER).write_text(f"{os.getpid()} {socket.gethostname()}\n")
+    (root / ROOT_OWNER).write_text(" ".join([str(os.getpid()), *_pid_space()]) + "\n")
     _temp_roots.append(root)
     _remove_stale_roots(root.parent)
     return root
 
 
 def _remove_stale_roots(parent: Path) -> None:
-    """Remove every root in ``parent`` whose :data:`ROOT_OWNER` names a process of this host that is gone.
+    """Remove every root in ``parent`` whose :data:`ROOT_OWNER` names a process of this host and PID
+    namespace that is gone.
 
     A process killed before :func:`exit_now` (``SIGKILL``, a timeout killing its process group) left its
     root with its JVMs' files (Spark's directories, shuffle files, native libraries). Never a root of a
-    live process (signal 0 reaches it, or it is another user's), of another host (a shared ``/tmp``
-    seen from another PID namespace), without a readable owner file (being made, or not a root), nor
-    a link. A pid reused since then by a live process keeps the root until that one ends.
+    live process (signal 0 reaches it, or it is another user's), of another host or PID namespace (a
+    shared ``/tmp`` seen from another machine, or from a container of the same host name — e.g. with
+    the host's network — whose pids this process cannot see), without a readable owner file in this
+    form (being made, or not a root), nor a link. A pid reused since then by a live process keeps the
+    root until that one ends.
     """
-    host = socket.gethostname()
+    here = _pid_space()
     for owner in parent.glob(f"{ROOT_PREFIX}*/{ROOT_OWNER}"):
         try:
-            pid_text, owner_host = owner.read_text().split()
+            pid_text, *space = owner.read_text().split()
             pid = int(pid_text)
         except (OSError, ValueError):
             continue
-        if pid > 0 and owner_host == host and not owner.parent.is_symlink() and not _alive(pid):
+        if pid > 0 and space == here and not owner.parent.is_symlink() and not _alive(pid):
             shutil.rmtree(owner.parent, ignore_errors=True)
+
+
+def _pid_space() -> list[str]:
+    """Where this process's pid names it: the host name and the PID namespace (``/proc/self/ns/pid``,
+    ``-`` where there is none to read), both of which a root's owner must share to be judged gone."""
+    try:
+        namespace = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        namespace = "-"
+    return [socket.gethostname(), namespace]
 
 
 def _alive(pid: int) -> bool:

@@ -84,17 +84,20 @@ def test_a_users_java_tmpdir_holds_the_jvms_root(
 
 
 def test_a_new_root_removes_only_the_roots_of_dead_processes(fresh: Path) -> None:
-    """Roots whose process was killed before it removed them go; a live process's root, another host's,
-    one with no owner file (not ours, or being made) and an unreadable owner stay."""
+    """Roots whose process was killed before it removed them go; a live process's root, another host's or
+    PID namespace's (its pid means another process), one with no owner file (not ours, or being made), an
+    owner without a PID namespace and an unreadable owner stay."""
     done = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
     )
     dead = int(done.stdout)  # reaped: no process has this pid until the pid counter wraps
-    host = socket.gethostname()
+    host, namespace = socket.gethostname(), os.readlink("/proc/self/ns/pid")
     owners = {
-        "delta-ckpt-dead": f"{dead} {host}\n",
-        "delta-ckpt-live": f"{os.getpid()} {host}\n",
-        "delta-ckpt-elsewhere": f"{dead} not-{host}\n",
+        "delta-ckpt-dead": f"{dead} {host} {namespace}\n",
+        "delta-ckpt-live": f"{os.getpid()} {host} {namespace}\n",
+        "delta-ckpt-elsewhere": f"{dead} not-{host} {namespace}\n",
+        "delta-ckpt-other-namespace": f"{dead} {host} pid:[1]\n",
+        "delta-ckpt-no-namespace": f"{dead} {host}\n",
         "delta-ckpt-garbled": "12 34 56\n",
         "delta-ckpt-cds-unowned": None,
     }
@@ -106,7 +109,7 @@ def test_a_new_root_removes_only_the_roots_of_dead_processes(fresh: Path) -> Non
     root = own_temp_root()
     left = sorted(path.name for path in fresh.iterdir() if path != root)
     assert left == sorted(set(owners) - {"delta-ckpt-dead"}), f"roots left in {fresh}: {left}"
-    assert (root / ROOT_OWNER).read_text().split() == [str(os.getpid()), host], (
+    assert (root / ROOT_OWNER).read_text().split() == [str(os.getpid()), host, namespace], (
         f"{root} names {(root / ROOT_OWNER).read_text()!r}"
     )
 
