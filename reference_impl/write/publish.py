@@ -72,7 +72,7 @@ class Publisher:
             if existing is None:
                 raise StorageError("a file with this name appeared and vanished", path=str(final)) from None
             if existing.size == 0:
-                raise _unusable(final, existing, "it is empty") from None
+                raise _unusable(final, existing, "it is empty", "remove it and write again") from None
             if not self.keep_taken(name):
                 raise CheckpointConflict(
                     f"another writer published {name} while this one wrote it; its file is kept, "
@@ -132,15 +132,22 @@ class Publisher:
         try:
             counts = read_back_counts(self.spark.read.parquet(path.spark_uri()))
         except spark_errors() as exc:
-            raise _unusable(path, info, f"it cannot be read as Parquet ({first_line(exc)})") from None
+            why = f"it cannot be read as Parquet ({first_line(exc)})"
+            raise _unusable(path, info, why, _CHECK_FIRST) from None
         return counts.get(path.name, ActionCounts(0, 0, 0))
 
 
-def _unusable(path: Location, info: FileInfo, why: str) -> CheckpointCorrupt:
+#: What to do about a taken name whose file could not be read: the read fails the same way when the store
+#: does (a timeout, a refused request), and the file may then be a valid checkpoint that a version needs
+#: once its commits have expired — never advise removing it unseen.
+_CHECK_FIRST = "check the file before removing it (a failing store is reported the same way)"
+
+
+def _unusable(path: Location, info: FileInfo, why: str, advice: str) -> CheckpointCorrupt:
     """The error for a taken classic name or part whose file no reader can use (module docs)."""
     return CheckpointCorrupt(
         f"{path.name} exists ({info.size} bytes) but {why}: it does not describe the state and is not "
-        "replaced; remove it and write again",
+        f"replaced; {advice}",
         path=str(path),
         rule="CKPT-WRITE-008",
     )
