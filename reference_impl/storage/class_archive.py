@@ -65,7 +65,17 @@ def _pyspark_jars() -> Path | None:
 
 def archive_key() -> str | None:
     """A hash of the ``java`` binary, of pyspark's version and jars and of :data:`WORKLOAD`; ``None``
-    without Java or pyspark."""
+    without Java or pyspark.
+
+    The jars' times are in the key on purpose, not only their contents: the JVM maps a dynamic
+    archive only when every jar of the classpath it was dumped with has the same size and
+    modification time (OpenJDK ``src/hotspot/share/cds/filemap.cpp``,
+    ``SharedClassPathEntry::validate``: "A jar file is not the one used while building the shared
+    archive file"), and otherwise runs without it, silently (:data:`USE_FLAGS`). A new venv installs
+    pyspark's jars anew, with the time of the install, so an archive keyed by content would be
+    found and then refused by every JVM. Reusing one across venvs would need the archive dumped
+    against copies of the jars that keep their times (in the cache), and sessions that put those
+    copies on the classpath instead of pyspark's own."""
     java, jars = _java(), _pyspark_jars()
     if java is None or jars is None:
         return None
