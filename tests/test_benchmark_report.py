@@ -8,11 +8,9 @@ its run and commit and none combined across runs (issue #12: time vs size, the 1
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import statistics
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -21,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.support import REPO_ROOT
+from tests.support.scripts import loaded_script
 
 BENCH = REPO_ROOT / "benchmarks"
 WALL_ONLY = BENCH / "small-table" / "stop24" / "idle" / "results.json"
@@ -28,16 +27,9 @@ WALL_ONLY = BENCH / "small-table" / "stop24" / "idle" / "results.json"
 
 @pytest.fixture(scope="module")
 def bench() -> Iterator[ModuleType]:
-    """The script as a module (registered while the tests run: its dataclasses look their module up)."""
-    spec = importlib.util.spec_from_file_location("run_checkpoint_bench", BENCH / "run_checkpoint_bench.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    try:
-        spec.loader.exec_module(module)
+    """The script as a module (:func:`~tests.support.scripts.loaded_script`)."""
+    with loaded_script(BENCH / "run_checkpoint_bench.py") as module:
         yield module
-    finally:
-        del sys.modules[spec.name]
 
 
 def _median(raw: dict[str, Any], contender: str, adds: int) -> float:

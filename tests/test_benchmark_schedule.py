@@ -9,7 +9,6 @@ recording each test's worker and start): ``test_long.py`` (one test, 2 s) went t
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -24,6 +23,7 @@ import pytest
 
 from tests.conftest import SHARED_FIXTURE_FILES, SHARED_FIXTURES
 from tests.support import REPO_ROOT
+from tests.support.scripts import loaded_script
 
 SCRIPT = REPO_ROOT / "benchmarks" / "worker_schedule.py"
 JUNIT = (
@@ -46,16 +46,9 @@ JUNIT = (
 
 @pytest.fixture(scope="module")
 def worker_schedule() -> Iterator[ModuleType]:
-    """The script as a module (registered while the tests run: its dataclasses look their module up)."""
-    spec = importlib.util.spec_from_file_location("worker_schedule", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    try:
-        spec.loader.exec_module(module)
+    """The script as a module (:func:`~tests.support.scripts.loaded_script`)."""
+    with loaded_script(SCRIPT) as module:
         yield module
-    finally:
-        del sys.modules[spec.name]
 
 
 def _run(*args: str) -> str:
