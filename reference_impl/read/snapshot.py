@@ -42,6 +42,7 @@ Nothing is collected to the driver but non-file actions until :meth:`Snapshot.ta
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Iterator, Mapping
@@ -118,7 +119,6 @@ class Snapshot:
     txns: dict[str, dict[str, Any]]
     domains: dict[str, dict[str, Any]]
     checkpoint: CheckpointContent | None
-    state_df: DataFrame  # columns "add", "remove": one row per live file or unexpired tombstone
     now_ms: int
     #: The file actions replayed (columns ``version``, ``ord``, ``add``, ``remove``), not reconciled,
     #: whether they need reconciling (commits follow the checkpoint), and the tombstone cutoff.
@@ -126,6 +126,13 @@ class Snapshot:
     needs_merge: bool
     min_tombstone_ms: int
     _counts: dict[str, int] = field(default_factory=dict)
+
+    @functools.cached_property
+    def state_df(self) -> DataFrame:
+        """Columns ``add``, ``remove``: one row per live file or unexpired tombstone. Built on first use:
+        Spark analyses each DataFrame step as it is made, and an incremental write never evaluates
+        the whole state (it reconciles only the commits after its base; issue #12)."""
+        return live_state(_reconcile(self.file_actions, self.needs_merge, self.table), self.min_tombstone_ms)
 
     @property
     def files_df(self) -> DataFrame:
@@ -500,7 +507,6 @@ def _build(
         txns=txns,
         domains=domains,
         checkpoint=checkpoint,
-        state_df=live_state(_reconcile(actions, needs_merge, table.root), min_tombstone),
         now_ms=now_ms,
         file_actions=actions,
         needs_merge=needs_merge,

@@ -278,8 +278,10 @@ def shape_rows(inline: DataFrame, snap: Snapshot, plan: CheckpointPlan) -> Check
 
 def empty_rows(spark: SparkSession, snap: Snapshot, plan: CheckpointPlan) -> CheckpointRows:
     """No rows, with the column types :func:`state_rows` would give (``add`` as this plan shapes it)."""
-    add_type = snap.files_df.select(checkpoint_add(snap, plan).alias("add")).schema["add"].dataType
-    remove_type = snap.tombstones_df.select(checkpoint_remove().alias("remove")).schema["remove"].dataType
+    # From the replayed file actions, not the reconciled state (same types): an incremental write
+    # never builds the whole state's plan.
+    add_type = snap.file_actions.select(checkpoint_add(snap, plan).alias("add")).schema["add"].dataType
+    remove_type = snap.file_actions.select(checkpoint_remove().alias("remove")).schema["remove"].dataType
     types = {**{c: ACTION_STRUCTS[c] for c in V1_CHECKPOINT_COLUMNS}, "add": add_type, "remove": remove_type}
     rows = spark.range(0).select(
         *[F.lit(None).cast(as_nullable(types[c])).alias(c) for c in V1_CHECKPOINT_COLUMNS]
