@@ -48,6 +48,10 @@ from tests.support.store_tables import log_listing, prune_commits_before, upload
 MASTER = "local-cluster[2,1,1024]"
 STORES = ("hdfs", "s3")
 TIMEOUT_S = 900.0
+#: The driver drops an executor that sent no heartbeat for ``spark.network.timeout`` (120 s by default): on a
+#: machine at load 30 (2 cores) one was dropped mid-run and its replacement failed the executor check
+#: (``tasks by executor {'0': 4, '1': 6}, executors ['0', '2']``). This run's own limit is TIMEOUT_S.
+PATIENT = {"spark.network.timeout": f"{TIMEOUT_S:.0f}s"}
 
 
 @dataclass(frozen=True)
@@ -68,25 +72,29 @@ class ClusterRun:
 def cluster_run(
     delta_spark_session: SparkSession,
     shapes: ShapeCache,
-    hdfs_server: HdfsServer,
-    s3_server: S3Server,
     tmp_path_factory: pytest.TempPathFactory,
+    request: pytest.FixtureRequest,
 ) -> ClusterRun:
-    """Every kind uploaded to both stores, then written by one cluster process (the module docs),
-    which starts its cluster while the tables are built and uploaded."""
+    """Every kind uploaded to both stores, then written by one cluster process (the module docs). The
+    cluster process starts first: its driver and executor JVMs start while this process starts the stores
+    (when no earlier test of this worker did) and builds and uploads the tables, which need none of them."""
     jars = cached_s3a_jars()
     if jars is None:
         unavailable("Hadoop's S3A connector", "not resolved (run `delta-ckpt env --resolve-jars`)")
         raise AssertionError("unreachable")
     work = tmp_path_factory.mktemp("cluster")
     settings, out = work / "settings.json", work / "out.json"
-    settings.write_text(json.dumps({"master": MASTER, "conf": {"spark.jars": ",".join(map(str, jars))}}))
+    settings.write_text(
+        json.dumps({"master": MASTER, "conf": {"spark.jars": ",".join(map(str, jars)), **PATIENT}})
+    )
     argv = [sys.executable, "-m", "tests.support.cluster_writes", str(settings), str(out)]
     with (
         (work / "stderr.txt").open("w+") as stderr,
         subprocess.Popen(argv, cwd=REPO_ROOT, stdin=subprocess.PIPE, stderr=stderr, text=True) as proc,
     ):
         try:
+            hdfs_server: HdfsServer = request.getfixturevalue("hdfs_server")
+            s3_server: S3Server = request.getfixturevalue("s3_server")
             writes = _upload_every_kind(delta_spark_session, shapes, hdfs_server, s3_server)
             proc.communicate(json.dumps(writes), timeout=TIMEOUT_S)
         finally:
