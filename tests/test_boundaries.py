@@ -158,6 +158,8 @@ FILE_API_ALLOWED: dict[tuple[str, str], str] = {
     "JVMs, never a table's)",
     ("reference_impl/spark/session.py", "Path.write_text"): "a temporary root's owner file (its pid)",
     ("reference_impl/spark/session.py", "Path.read_text"): "a temporary root's owner file (its pid)",
+    ("reference_impl/spark/session.py", "Path.is_dir"): "/proc: is a local cluster's work directory in use",
+    ("reference_impl/spark/session.py", "Path.iterdir"): "/proc: is a local cluster's work directory in use",
 }
 
 

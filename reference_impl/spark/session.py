@@ -413,8 +413,29 @@ def stop_quietly(spark: SparkSession) -> None:
     work = _local_cluster_work_dir(spark)
     spark.sparkContext.setLogLevel("OFF")
     spark.stop()
-    if work is not None:
+    if work is not None and not _in_use(work):
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _in_use(directory: Path) -> bool:
+    """Whether a live process works inside ``directory`` (its current directory is there, per
+    ``/proc/PID/cwd``) — true where that cannot be seen. Two local clusters started in the same second
+    name their applications alike (``app-<yyyyMMddHHmmss>-0000``) and share the directory: the other's
+    executors still run in it after this session's stopped."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return True
+    inside = str(directory.resolve())
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cwd = os.readlink(entry / "cwd")
+        except OSError:
+            continue
+        if cwd == inside or cwd.startswith(inside + os.sep):
+            return True
+    return False
 
 
 def _local_cluster_work_dir(spark: SparkSession) -> Path | None:

@@ -128,3 +128,24 @@ def test_the_reference_session_skips_pysparks_call_site_capture(
     10-commit table); a ``--conf`` of the user's turns it back on."""
     conf = session_conf(SparkSettings(master="local[2]", conf=extra))
     assert conf.get(DEBUGGING) == expected, f"--conf {extra}: {DEBUGGING}={conf.get(DEBUGGING)!r}"
+
+
+def test_a_local_cluster_work_directory_in_use_by_another_process_is_kept(tmp_path: Path) -> None:
+    """Two local clusters started in the same second give their applications the same id and share
+    ``$SPARK_HOME/work/<app id>``: the first to stop must not remove the directory the other's
+    executors still run in (review of 19ef70a). A process working in it (or below it) keeps it; once
+    that process is gone, the directory may go."""
+    work = tmp_path / "work" / "app-20261126161500-0000"
+    executor = work / "0"
+    executor.mkdir(parents=True)
+    other = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.read()"], cwd=executor, stdin=subprocess.PIPE
+    )
+    try:
+        assert session._in_use(work), f"{work}: pid {other.pid} works in {executor}, yet not seen"
+        assert not session._in_use(tmp_path / "work" / "app-20261126161500-0001")
+    finally:
+        assert other.stdin is not None
+        other.stdin.close()
+        other.wait(timeout=30)
+    assert not session._in_use(work), f"{work}: seen in use after its process {other.pid} ended"
