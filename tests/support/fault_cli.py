@@ -14,8 +14,12 @@ from tests.support.faults import parse_fault_plan
 
 
 def run(argv: list[str]) -> int:
+    """``main`` as the process's own command line (``sys.argv`` without the directives): the same
+    temporary root, Ctrl-C handling and exit (:func:`~reference_impl.spark.session.exit_now`) as
+    ``delta-ckpt`` — only the hooks differ."""
     directives, *args = argv
-    return main(args, hooks=parse_fault_plan(directives))
+    sys.argv = [sys.argv[0], *args]
+    return main(hooks=parse_fault_plan(directives))
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ such hooks. Directives (:func:`parse_fault_plan`, comma-separated):
 | ``raise:<point>`` | :class:`InjectedFault` is raised at ``<point>`` (cleanup runs) |
 | ``pause:<point>`` | at ``<point>``, ``PAUSED <point>`` is printed on stderr and the process waits for a line on stdin (then goes on; at end of input it exits with status 86) — the test kills it there with SIGKILL, or lets it go on (:mod:`tests.support.cli_runs`) |
 | ``fail-task:<partition>:<attempts>`` | the Spark task writing ``<partition>`` fails on its first ``<attempts>`` attempts |
+| ``hold-task:<dir>`` | the write tasks create ``<dir>/held`` (the first does) and wait :data:`HOLD_S` at each row: the command is inside its Spark write job for as long as the test needs (e.g. to send Ctrl-C there) |
 | ``lose-shuffle`` | the first write task to meet a row deletes the map output of the shuffle it reads and fails, once (local master only): its retry meets a fetch failure, and Spark runs the shuffle-map stage again |
 
 ``<point>`` is a :class:`~reference_impl.hooks.PublicationPoint` value, with ``:<k>`` for the
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 
 CRASH_EXIT_STATUS = 86
 PAUSED = "PAUSED "
+#: How long a ``hold-task`` task waits before it goes on (the test signals or kills the command first).
+HOLD_S = 300.0
 
 
 class InjectedFault(RuntimeError):
@@ -49,6 +52,7 @@ class FaultPlan:
     pause_at: frozenset[str] = frozenset()
     failing_tasks: tuple[tuple[int, int], ...] = field(default=())  # (partition, failing attempts)
     lose_shuffle: bool = False
+    hold_dir: str | None = None
 
     def reached(self, point: PublicationPoint, count: int | None = None) -> None:
         label = str(point) if count is None else f"{point}:{count}"
@@ -62,13 +66,13 @@ class FaultPlan:
                 os._exit(CRASH_EXIT_STATUS)
 
     def prepare(self, df: DataFrame) -> DataFrame:
-        if not (self.failing_tasks or self.lose_shuffle):
+        if not (self.failing_tasks or self.lose_shuffle or self.hold_dir):
             return df
         return df.where(task_fault_filter(self, shuffle_dirs(df) if self.lose_shuffle else ()))
 
 
 def parse_fault_plan(text: str) -> FaultPlan:
-    crash, raise_, pause, tasks, lose = set(), set(), set(), [], False
+    crash, raise_, pause, tasks, lose, hold = set(), set(), set(), [], False, None
     for item in (t.strip() for t in text.split(",")):
         if not item:
             continue
@@ -84,9 +88,11 @@ def parse_fault_plan(text: str) -> FaultPlan:
             tasks.append((int(partition), int(attempts or "1")))
         elif kind == "lose-shuffle" and not rest:
             lose = True
+        elif kind == "hold-task" and rest:
+            hold = rest
         else:
             raise ValueError(f"unknown fault directive {item!r}")
-    return FaultPlan(frozenset(crash), frozenset(raise_), frozenset(pause), tuple(tasks), lose)
+    return FaultPlan(frozenset(crash), frozenset(raise_), frozenset(pause), tuple(tasks), lose, hold)
 
 
 def shuffle_dirs(df: DataFrame) -> tuple[str, ...]:
@@ -118,7 +124,8 @@ _INDEX = re.compile(r"^shuffle_(\d+)_(\d+)_0\.index$")
 def task_fault_filter(plan: FaultPlan, dirs: tuple[str, ...] = ()) -> Column:
     """A Spark filter column that fails the listed tasks on their first attempts (else passes all rows);
     with ``dirs`` (:func:`shuffle_dirs`), the first task to meet a row — one, claimed by creating a
-    marker file — loses the shuffle output it reads (:func:`lose_newest_shuffle`) and fails.
+    marker file — loses the shuffle output it reads (:func:`lose_newest_shuffle`) and fails; with
+    ``plan.hold_dir``, each row waits :data:`HOLD_S` once ``<hold_dir>/held`` exists (created by the first).
 
     A Python UDF, so the failure happens inside the write task (after the shuffle), where Spark's
     task-retry and output-commit protocol apply.
@@ -127,6 +134,7 @@ def task_fault_filter(plan: FaultPlan, dirs: tuple[str, ...] = ()) -> Column:
 
     failing = dict(plan.failing_tasks)
     marker = os.path.join(dirs[0], f"delta-ckpt-lose-shuffle-{uuid.uuid4()}") if dirs else None
+    held = os.path.join(plan.hold_dir, "held") if plan.hold_dir else None
 
     def keep() -> bool:
         from pyspark import TaskContext
@@ -136,6 +144,11 @@ def task_fault_filter(plan: FaultPlan, dirs: tuple[str, ...] = ()) -> Column:
             raise InjectedFault(f"injected failure of task {ctx.partitionId()} attempt {ctx.attemptNumber()}")
         if marker is not None and _claim(marker):
             raise InjectedFault(f"injected loss of the map output of shuffle {lose_newest_shuffle(dirs)}")
+        if held is not None:
+            import time
+
+            _claim(held)
+            time.sleep(HOLD_S)
         return True
 
     # useArrow=False: an Arrow-optimised UDF needs pandas (not a dependency); Spark 4 enables it by default.

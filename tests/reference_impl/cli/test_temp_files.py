@@ -18,7 +18,6 @@ and an error exit (status 2) of a snapshot that failed once its Spark job read t
 from __future__ import annotations
 
 import os
-import platform
 import re
 import shutil
 import signal
@@ -84,41 +83,24 @@ def test_a_command_leaves_no_temporary_file(
 WRITE_PHASE = re.compile(r"\[delta-ckpt\] write .* Spark task")
 
 
-#: recvfrom(2), the system call of a py4j call waiting for the JVM's answer (socket.recv_into), by machine.
-RECVFROM = {"x86_64": 45, "aarch64": 207}
-
-
-def _wait_in_socket_read(pid: int) -> None:
-    """Return once the main thread of ``pid`` waits in ``recvfrom`` (a py4j call waiting for the JVM:
-    ``/proc/PID/syscall`` starts with its number), or after 60 s; at once where that cannot be seen."""
-    number = RECVFROM.get(platform.machine())
-    syscall = Path(f"/proc/{pid}/syscall")
-    deadline = time.monotonic() + 60
-    while number is not None and time.monotonic() < deadline:
-        try:
-            if syscall.read_text().split()[0] == str(number):
-                return
-        except (OSError, IndexError):
-            return
-        time.sleep(0.001)
-
-
 def test_ctrl_c_during_a_spark_job_says_interrupted_and_publishes_nothing(tmp_path: Path) -> None:
-    """Ctrl-C (SIGINT) as the checkpoint's Spark write starts: ``interrupted``, status 130, no traceback, no
-    checkpoint file and no temporary file left.
+    """Ctrl-C (SIGINT) while the checkpoint's Spark write job runs: ``interrupted``, status 130, no
+    traceback, no checkpoint file and no temporary file left.
 
     pyspark's own handler cancelled the jobs on the interrupted py4j call's connection (``RuntimeError:
-    reentrant call``, ``Py4JError``) and py4j logged each interrupted call with its traceback; the signal comes
-    once the command waits in a py4j call (``/proc/PID/syscall``) after the phase's first line. (An empty staging directory may stay
-    in ``_delta_log``: the cancelled write ends in the JVM while the writer removes it; cleanup collects
-    staging, CKPT-CLEAN-025.)
+    reentrant call``, ``Py4JError``) and py4j logged each interrupted call with its traceback. The write's
+    tasks are held (fault directive ``hold-task``, :mod:`tests.support.faults`): the signal comes once a
+    task has reported it is running, so the command is inside the job whatever the machine's load (an
+    empty staging directory may stay in ``_delta_log``: the cancelled write ends in the JVM while the
+    writer removes it; cleanup collects staging, CKPT-CLEAN-025).
     """
-    copy, tmpdir = tmp_path / "table", tmp_path / "tmpdir"
+    copy, tmpdir, hold = tmp_path / "table", tmp_path / "tmpdir", tmp_path / "hold"
     shutil.copytree(FIXTURES / "valid/after_metadata_cleanup/table", copy)
     tmpdir.mkdir()
+    hold.mkdir()
     before = sorted(p.name for p in (copy / "_delta_log").iterdir())
     env = {**os.environ, "TMPDIR": str(tmpdir), "DELTA_CKPT_SPARK_MASTER": "local[2]"}
-    argv = [sys.executable, "-m", "reference_impl.cli", "checkpoint", str(copy)]
+    argv = [sys.executable, "-m", "tests.support.fault_cli", f"hold-task:{hold}", "checkpoint", str(copy)]
     proc = subprocess.Popen(
         argv, env=env, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -127,7 +109,9 @@ def test_ctrl_c_during_a_spark_job_says_interrupted_and_publishes_nothing(tmp_pa
     for line in proc.stderr:
         seen.append(line)
         if WRITE_PHASE.match(line):
-            _wait_in_socket_read(proc.pid)
+            deadline = time.monotonic() + 300
+            while not (hold / "held").exists() and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
             proc.send_signal(signal.SIGINT)
             break
     after = proc.stderr.read().splitlines()
@@ -138,6 +122,7 @@ def test_ctrl_c_during_a_spark_job_says_interrupted_and_publishes_nothing(tmp_pa
         p.name for p in (copy / "_delta_log").iterdir() if not p.name.startswith(".delta-ckpt-staging-")
     )
     assert seen and WRITE_PHASE.match(seen[-1]), f"{argv[3:]}: no write phase: {''.join(seen)[-2000:]}"
+    assert (hold / "held").exists(), f"{argv[3:]}: no write task ran before Ctrl-C: {after}"
     assert status == 130, f"{argv[3:]}: exit {status} after Ctrl-C: {after}"
     others = [line for line in after if not line.startswith("[delta-ckpt] ")]
     assert others == ["interrupted"], f"{argv[3:]}: stderr after Ctrl-C: {after}"
