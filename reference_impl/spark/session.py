@@ -77,6 +77,7 @@ from spec.spark_conf import (
 )
 
 if TYPE_CHECKING:
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
 #: Masters whose driver is the only JVM (not ``local-cluster[...]``): these may use the class archive.
@@ -157,6 +158,14 @@ def _interrupt_quietly() -> None:
     ``Py4JError: An error occurred while calling oNN.sc``; and py4j reports every call a
     ``KeyboardInterrupt`` ends with ``logging.exception`` on the root logger. Here the jobs are
     cancelled from a thread of their own (its own connection), and that one py4j record is dropped.
+
+    The interrupted call's connection is closed before the ``KeyboardInterrupt`` is raised
+    (:func:`_drop_thread_connection`): py4j 0.10.9.9 would otherwise send the JVM a cancel command
+    for it, and the JVM's ``ClientServer.shutdownSocket`` closes every connection whose port matches
+    *or whose local port is the gateway's* — that is, all of them, whenever the interrupted call
+    returns in the JVM. The calls that clean up after the interrupt (the job group's
+    :func:`~reference_impl.spark.jobs.settle`, removing the staging directory) then failed at random
+    with ``Py4JNetworkError: Answer from Java side is empty`` (seen once in CI, under load).
     Call it in the main thread, once the SparkContext is up.
     """
     from pyspark.core.context import SparkContext
@@ -175,12 +184,27 @@ def _interrupt_quietly() -> None:
             worker = threading.Thread(target=cancel, args=(context,), name="spark-cancel", daemon=True)
             worker.start()
             worker.join(timeout=CANCEL_WAIT_S + 5)
+            _drop_thread_connection(context)
         raise KeyboardInterrupt
 
     with suppress(ValueError):  # not the main thread: Python delivers no SIGINT there
         signal.signal(signal.SIGINT, on_sigint)
     logging.getLogger().addFilter(lambda record: not record.getMessage().startswith(PY4J_INTERRUPTED))
     logging.getLogger("py4j").propagate = False  # its connections closing as the command ends
+
+
+def _drop_thread_connection(context: SparkContext) -> None:
+    """Close the calling thread's py4j connection to the JVM; its next call opens a new one.
+
+    A connection py4j finds closed when a ``KeyboardInterrupt`` ends its call gets no cancel command
+    (see :func:`_interrupt_quietly`); the JVM's side of it ends on its own once its call returns
+    and finds the socket shut.
+    """
+    client: Any = getattr(context._gateway, "_gateway_client", None)  # py4j's ClientServer: a JavaClient
+    thread_connection = getattr(client, "get_thread_connection", None)  # pinned-thread mode only
+    connection = thread_connection() if thread_connection is not None else None
+    if connection is not None:
+        connection.close()
 
 
 #: What py4j logs (with the traceback) on the root logger when a KeyboardInterrupt ends a call.
