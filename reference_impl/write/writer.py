@@ -291,7 +291,10 @@ class _Writer:
                     ours = [f.name for f in written if not f.kept_existing]
                     if not ours:
                         raise
-                    # CKPT-WRITE-009: they hold the other writer's actions too, and may complete its set.
+                    # The parts published before stay. After a lost race (CHECKPOINT_CONFLICT) they hold
+                    # the same actions as the other writer's (CKPT-WRITE-009) and may complete its set;
+                    # before an empty or unreadable part (CHECKPOINT_CORRUPT) a reader falls back from the
+                    # set while that part is there (CKPT-READ-012), and a re-run keeps them (CKPT-WRITE-008).
                     raise _amended(
                         conflict, f"the parts this writer published stay: {', '.join(ours)}"
                     ) from None
