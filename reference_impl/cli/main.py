@@ -16,7 +16,9 @@ One error convention for every command: an error carrying a :class:`~spec.error_
 prints one line — ``CODE: message [file: …] [rule: …]`` — to stderr (and a JSON object to stdout
 with ``--json``) and exits with status 2; success exits 0; a conformance run with failures exits 1.
 Any other exception (``BaseException`` too) is our bug: its traceback, then one ``INTERNAL_ERROR`` line,
-status 2; Ctrl-C prints ``interrupted``, status 130; a command's ``sys.exit`` keeps its status.
+status 2; Ctrl-C prints ``interrupted``, status 130; a command's ``sys.exit`` keeps its status. An exception
+of the hooks an in-process caller passes (``main(argv, hooks=…)``, tests only) is the caller's, not the
+command's: it leaves :func:`main` as it was raised (e.g. a test's ``pytest.fail`` in a hook), unreported.
 """
 
 from __future__ import annotations
@@ -26,14 +28,17 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from importlib import metadata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reference_impl import __version__
 from reference_impl.cli.common import emit_json
 from reference_impl.errors import CheckpointError, InternalError
-from reference_impl.hooks import NO_HOOKS, Hooks
+from reference_impl.hooks import NO_HOOKS, Hooks, PublicationPoint
 from reference_impl.spark.session import exit_now, own_temp_root, stop_session_started_inside
 from spec.error_codes import ErrorCode
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 ENTRY_POINT_GROUP = "delta_ckpt.commands"
 #: The implementation's own commands, listed first and in this order; other groups follow by name.
@@ -108,7 +113,7 @@ def main(argv: Sequence[str] | None = None, *, hooks: Hooks = NO_HOOKS) -> int:
     as_process = argv is None
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(argv).parse_args(argv)
-    args.hooks = hooks
+    args.hooks = hooks if as_process or hooks is NO_HOOKS else _CallersHooks(hooks)
     if not (as_process and args.command in OWN_COMMANDS):
         return _run(args, leave_local=False)
     own_temp_root()
@@ -130,6 +135,8 @@ def _run(args: argparse.Namespace, *, leave_local: bool) -> int:
             return handler(args)
     except CheckpointError as exc:
         return _fail(args, str(exc), exc.to_json())
+    except _HookRaised as raised:  # the caller's own exception (module docs)
+        raise raised.error from None
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
@@ -149,6 +156,33 @@ def _run(args: argparse.Namespace, *, leave_local: bool) -> int:
         traceback.print_exc(file=sys.stderr)
         error = InternalError(f"unexpected {type(exc).__name__}: {exc} (this is a bug; please report it)")
         return _fail(args, str(error), error.to_json())
+
+
+class _HookRaised(BaseException):
+    """Carries an exception of a caller's hook past the command's error handling to :func:`_run`."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+class _CallersHooks:
+    """An in-process caller's hooks: whatever they raise leaves :func:`main` as it was raised (module docs)."""
+
+    def __init__(self, hooks: Hooks) -> None:
+        self._hooks = hooks
+
+    def reached(self, point: PublicationPoint, count: int | None = None) -> None:
+        try:
+            self._hooks.reached(point, count)
+        except BaseException as exc:
+            raise _HookRaised(exc) from exc
+
+    def prepare(self, df: DataFrame) -> DataFrame:
+        try:
+            return self._hooks.prepare(df)
+        except BaseException as exc:
+            raise _HookRaised(exc) from exc
 
 
 def _exit_status(exc: SystemExit) -> int:

@@ -200,6 +200,38 @@ def test_losing_writer_reports_a_conflict_and_leaves_nothing(
         )
 
 
+class FailsAt:
+    """Hooks of a test that fails (``pytest.fail``) when the writer reaches ``point``."""
+
+    def __init__(self, point: PublicationPoint) -> None:
+        self.point = point
+
+    def reached(self, point: PublicationPoint, count: int | None = None) -> None:
+        if point is self.point:
+            pytest.fail(f"the test's own failure at {point}")
+
+    def prepare(self, df: DataFrame) -> DataFrame:
+        return df
+
+
+@pytest.mark.spark
+def test_a_hooks_pytest_outcome_leaves_main_as_it_was_raised(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A test's hook that fails (``pytest.fail``, a ``BaseException``) made ``main`` report it as the
+    command's bug: ``INTERNAL_ERROR``, exit 2, the test's failure lost. The hooks are the caller's, so
+    their outcome leaves ``main`` as it was raised, unreported, and the writer's staging is still gone."""
+    table = _plain_table(tmp_path / "table", spark)
+    start = files(log_dir(table))
+    capsys.readouterr()
+    with pytest.raises(pytest.fail.Exception, match="the test's own failure at staged"):
+        main(["checkpoint", str(table), "--spec", "v1", "--quiet"], hooks=FailsAt(PublicationPoint.STAGED))
+    stderr = capsys.readouterr().err
+    assert "INTERNAL_ERROR" not in stderr, f"the hook's failure was reported as the command's: {stderr!r}"
+    left = files(log_dir(table))
+    assert left == start, f"_delta_log changed: {diff(start, left)}"
+
+
 def _v2_table(path: Path, spark: SparkSession) -> Path:
     """A V2 table (``delta.checkpointPolicy=v2``) with 12 files in three commits."""
     first = [
