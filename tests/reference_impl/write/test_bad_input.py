@@ -419,3 +419,29 @@ def test_bad_version_is_refused_before_spark_loads(tmp_path: Path) -> None:
     assert not listing_diff(before, tree_listing(table)), (
         f"{table}: {listing_diff(before, tree_listing(table))}"
     )
+
+
+@pytest.mark.spark
+def test_a_corrupt_commit_is_log_corrupt_naming_it_and_nothing_is_written(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A commit whose file-action line only a Spark job finds bad — it is JSON, but ``add.size`` is not a
+    number, and the state's file actions are parsed lazily — read by an incremental V2 write (the commits
+    after its base): ``delta-ckpt checkpoint`` exits 2 with one ``LOG_CORRUPT`` line naming the commit
+    (not a Spark error, not ``INTERNAL_ERROR``), and the table is as it was: no staging left, nothing
+    written (the listing includes ``_delta_log``'s own modification time)."""
+    table = _table(tmp_path, "v2")
+    write_checkpoint(table, 1, CheckpointOptions(spec="v2", actions_per_sidecar=1), spark=spark)  # the base
+    commit = table / "_delta_log" / commit_name(2)
+    bad = {"add": {"path": "x", "size": "big"}}
+    commit.write_text(json.dumps(add("b.parquet", stats='{"numRecords":2}')) + "\n" + json.dumps(bad) + "\n")
+    before = tree_listing(table)
+    status, stderr = _run_in_process(table, ("--spec", "v2", "--incremental"), capsys)
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert status == 2 and len(lines) == 1, f"{commit}: exit status {status}, stderr {lines}"
+    match = ERROR_LINE.match(lines[0])
+    assert match is not None, f"{commit}: not one 'CODE: message [file: …]' line: {lines[0]!r}"
+    assert (match["code"], match["file"]) == ("LOG_CORRUPT", str(commit)), f"{commit}: {lines[0]!r}"
+    assert "action schema" in match["message"], f"{commit}: {lines[0]!r}"
+    changes = listing_diff(before, tree_listing(table))
+    assert not changes, f"{commit}: the writer changed {table}: {changes}"
