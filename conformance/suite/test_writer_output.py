@@ -376,6 +376,8 @@ def test_v2_checkpoint_metadata_tags_are_exact(written: WrittenTable) -> None:
     > all referenced sidecars, sidecarSizeInBytes the decimal sum of their byte lengths, numOfAddFiles …
     """
     d = _require_v2(written)
+    if d.missing:
+        pytest.skip(f"not compared: {written.label}: sidecar(s) {d.missing} missing (CKPT-SIDE-001)")
     tags = d.actions("checkpointMetadata")[0].get("tags") or {}
     actual = {
         "sidecarNumActions": str(sum(len(f.rows) for f in d.sidecars)),
@@ -520,7 +522,9 @@ def test_last_checkpoint_is_valid(written: WrittenTable, check: Checks) -> None:
 @pytest.mark.requirement("CKPT-LAST-002", "CKPT-LAST-003", "CKPT-LAST-004", "CKPT-LAST-013")
 def test_last_checkpoint_matches_the_files(written: WrittenTable, check: Checks) -> None:
     """version, size, parts, sizeInBytes and numOfAddFiles describe the checkpoint on disk exactly; each
-    member is scored under its own requirement (a wrong size is not a wrong version).
+    member is scored under its own requirement (a wrong size is not a wrong version). With a referenced
+    sidecar missing (CKPT-SIDE-001 fails) the counts are not compared: CKPT-LAST-003/-004 score "not
+    compared", not a failure the writer's hint may not have.
 
     Spec: CKPT-LAST-002
     > The version a writer records in _last_checkpoint MUST be the version of a complete checkpoint that
@@ -546,6 +550,13 @@ def test_last_checkpoint_matches_the_files(written: WrittenTable, check: Checks)
     complete = not multipart or numbers == list(range(1, (count or 0) + 1))
     check("CKPT-LAST-002", hint["version"] == d.version, f"{where}: version {hint['version']} != {d.version}")
     check("CKPT-LAST-002", complete, f"{where}: names the incomplete checkpoint {written.checkpoint}")
+    check(
+        "CKPT-LAST-013",
+        ("parts" in hint) == multipart and hint.get("parts") == count,
+        f"{where}: parts={hint.get('parts')} for a {d.kind.value} checkpoint of {len(d.top)} file(s) {written.checkpoint}",
+    )
+    if d.missing:  # CKPT-SIDE-001 fails; what the hint counts is not compared with files that are not there
+        return
     rows = sum(len(f.rows) for f in [*d.top, *d.sidecars])
     check("CKPT-LAST-003", hint["size"] == rows, f"{where}: size {hint['size']}, files hold {rows} actions")
     if "sizeInBytes" in hint:
@@ -562,11 +573,6 @@ def test_last_checkpoint_matches_the_files(written: WrittenTable, check: Checks)
             hint["numOfAddFiles"] == adds,
             f"{where}: numOfAddFiles {hint['numOfAddFiles']} != {adds}",
         )
-    check(
-        "CKPT-LAST-013",
-        ("parts" in hint) == multipart and hint.get("parts") == count,
-        f"{where}: parts={hint.get('parts')} for a {d.kind.value} checkpoint of {len(d.top)} file(s) {written.checkpoint}",
-    )
 
 
 @pytest.mark.requirement("CKPT-LAST-006", "CKPT-LAST-007")
