@@ -1,19 +1,23 @@
 """Shared state of the conformance tests: source tables and what each writer wrote to them.
 
-Each ``(writer, profile, shape)`` is written once per session and cached; the writer tests
-inspect the files, the cross tests read a copy whose commits before the checkpoint are deleted
+Each ``(writer, profile, shape)`` is written once per session and cached — a failed write too, a
+coded error or a broken harness (:func:`attempt`), so one broken writer costs one run and each of its
+tests fails with the harness's message; the writer tests inspect the files, the cross tests read a copy whose commits before the checkpoint are deleted
 (the one at the checkpoint version is kept), so readers can only get the state from the checkpoint.
 """
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
 from conformance.adapter import AdapterError, Implementation, WriterProfile
+from conformance.adapters.command import ProtocolViolation
 from conformance.decode.checkpoint import DecodedCheckpoint, checkpoint_names, decode_checkpoint
 from conformance.decode.files import Files, files
 from conformance.decode.names import DELTA_LOG
@@ -21,6 +25,9 @@ from conformance.tables.mutations import delete_commits_before
 from conformance.tables.shapes import BuiltShape, Variant, build_shape
 
 Listing = Files
+#: How an implementation's write or cleanup can fail: a coded error, or a breach of the subprocess
+#: protocol (a crash, no answer, a malformed one).
+Failure = AdapterError | ProtocolViolation
 
 
 def listing(table: Path, *, outside_log: bool = False) -> Listing:
@@ -36,7 +43,7 @@ class WrittenTable:
     shape: BuiltShape
     before: Listing
     after: Listing
-    error: AdapterError | None
+    error: Failure | None
     checkpoint: list[str]  # the new checkpoint's top-level file or parts (relative to _delta_log)
     readable: Path | None  # copy with the commits before the checkpoint deleted
     _decoded: DecodedCheckpoint | None = field(default=None, repr=False)
@@ -61,6 +68,24 @@ class WrittenTable:
 _CACHE: dict[tuple[str, str, str], WrittenTable] = {}
 
 
+def attempt(action: Callable[[], object]) -> Failure | None:
+    """Run one write or cleanup of an implementation: None, or its failure — which the caller caches with
+    the outcome, keyed as a success is, so a harness that crashes runs once, not once a test."""
+    try:
+        action()
+    except (AdapterError, ProtocolViolation) as exc:
+        return exc
+    return None
+
+
+def fail_with(label: str, role: str, failure: Failure) -> NoReturn:
+    """Fail a test of ``label`` whose ``role``'s write or cleanup failed (:func:`attempt`), with the
+    harness's message (a breach as the plugin reports one in a test's call)."""
+    if isinstance(failure, ProtocolViolation):
+        pytest.fail(f"{label}: protocol violation: {failure}", pytrace=False)
+    pytest.fail(f"{label}: the {role} failed: {failure}", pytrace=False)
+
+
 def shape_variant(profile: WriterProfile) -> Variant:
     return "v2" if profile.needs_v2_table else "classic"
 
@@ -74,11 +99,7 @@ def written_table(
     base = factory.mktemp(f"{impl.info.name}-{profile.name}-{shape_name}".replace(":", "_"))
     shape = build_shape(shape_name, shape_variant(profile), base / "table")
     before = listing(shape.path)
-    error: AdapterError | None = None
-    try:
-        impl.write_checkpoint(shape.path, profile=profile.name, version=shape.version)
-    except AdapterError as exc:
-        error = exc
+    error = attempt(lambda: impl.write_checkpoint(shape.path, profile=profile.name, version=shape.version))
     after = listing(shape.path)
     groups = checkpoint_names(shape.path / "_delta_log", shape.version)
     new = [names for names in groups.values() if any(n not in before for n in names)]
@@ -100,7 +121,7 @@ def written(
     impl, profile = writer
     result = written_table(impl, profile, shape_name, tmp_path_factory)
     if result.error is not None:
-        pytest.fail(f"{result.label}: the writer failed: {result.error}", pytrace=False)
+        fail_with(result.label, "writer", result.error)
     if not result.checkpoint:
         pytest.fail(
             f"{result.label}: the writer reported success but no new checkpoint file appeared at "

@@ -26,7 +26,7 @@ from conformance.decode.checkpoint import sidecar_actions, sidecar_file
 from conformance.decode.files import digest
 from conformance.decode.names import DELTA_LOG, SIDECAR_DIR, checksum_owner, parse_name
 from conformance.decode.paths import table_root_uri
-from conformance.suite.conftest import Listing, listing
+from conformance.suite.conftest import Failure, Listing, attempt, fail_with, listing
 from conformance.tables.cleanup_cases import CUTOFF_COMMIT, LATEST, CleanupCase, build_cleanup_case
 from spec.vocabulary import LogFileKind
 
@@ -43,7 +43,7 @@ class CleanedTable:
     after: Listing
     data_before: Listing
     data_after: Listing
-    error: AdapterError | None
+    error: Failure | None
     digest: str  # of every file of the cleaned copy (conformance.decode.files.digest)
 
     @property
@@ -90,11 +90,9 @@ def cleaned(
         path = tmp_path_factory.mktemp(f"{cleaner.info.name}-{cleanup_case_name}") / "table"
         shutil.copytree(case.path, path)  # copy2 keeps the stamped modification times
         before, data_before = listing(path), listing(path, outside_log=True)
-        error = None
-        try:
-            cleaner.cleanup(path, now_ms=case.now_ms if cleaner.info.honours_clock else None)
-        except AdapterError as exc:
-            error = exc
+        error = attempt(
+            lambda: cleaner.cleanup(path, now_ms=case.now_ms if cleaner.info.honours_clock else None)
+        )
         _CLEANED[key] = CleanedTable(
             cleaner.info.name,
             case,
@@ -107,8 +105,11 @@ def cleaned(
             digest(path),
         )
     result = _CLEANED[key]
-    if result.error is not None and result.error.code != result.case.expected_error:
-        pytest.fail(f"{result.label}: the cleaner failed: {result.error}", pytrace=False)
+    failure = result.error
+    if failure is not None and not (
+        isinstance(failure, AdapterError) and failure.code == result.case.expected_error
+    ):
+        fail_with(result.label, "cleaner", failure)
     return result
 
 
@@ -125,7 +126,9 @@ def test_unsupported_writer_feature_is_refused(cleaned: CleanedTable) -> None:
     if expected is None:
         pytest.skip(f"n.a.: {cleaned.case.name} lists no unsupported writer feature")
     assert not cleaned.deleted, f"{cleaned.label}: deleted {sorted(cleaned.deleted)}"
-    assert cleaned.error is not None, f"{cleaned.label}: the cleaner reported success, expected {expected}"
+    assert isinstance(cleaned.error, AdapterError), (
+        f"{cleaned.label}: the cleaner reported success, expected {expected}"
+    )
     assert cleaned.error.code == expected, (
         f"{cleaned.label}: failed with {cleaned.error}, expected {expected}"
     )

@@ -7,7 +7,9 @@ Behaviour is chosen by environment variables:
 * ``FAKE_MISBEHAVE`` — a way to break the protocol on every ``read`` of a table not named ``good``
   (see :data:`MISBEHAVIOURS`);
 * ``FAKE_PURGE`` — if set, the program is a cleaner (only) whose ``cleanup`` deletes every commit file
-  but the latest: the data loss the cleaner tests must catch.
+  but the latest: the data loss the cleaner tests must catch;
+* ``FAKE_WRITE_CRASH`` — if set (a file), the program is a writer (only, profile ``v1``) whose
+  ``write_checkpoint`` appends a line to that file and exits with status 3 before answering.
 """
 
 from __future__ import annotations
@@ -79,7 +81,14 @@ def main() -> int:
                 "unavailableFields": ["tombstones"],
                 "reportsCheckpoint": False,
             }
+            if os.environ.get("FAKE_WRITE_CRASH"):
+                profile = {"name": "v1", "description": "crashes", "spec": "v1", "naming": "classic"}
+                result = {**result, "roles": ["writer"], "profiles": [{**profile, "needsV2Table": False}]}
             response = {"ok": True, "result": result}
+        elif op == "write_checkpoint" and os.environ.get("FAKE_WRITE_CRASH"):
+            with open(os.environ["FAKE_WRITE_CRASH"], "a") as runs:
+                runs.write(f"{request['table']}\n")
+            return 3
         elif op == "read" and os.environ.get("FAKE_MISBEHAVE") and Path(request["table"]).name != "good":
             _misbehave(os.environ["FAKE_MISBEHAVE"], request, _state())
             continue

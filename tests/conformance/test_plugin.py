@@ -272,3 +272,26 @@ def test_report_renders_matrix(
     text = md.read_text()
     assert "| fake |" in text and "CKPT-V1-002" in text and "✘ MUST" in text, text[:2000]
     assert "<table>" in page.read_text()
+
+
+def test_a_crashing_writer_runs_once_and_fails_each_test_with_its_message(
+    pytester: pytest.Pytester, one_case: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A writer harness that crashes on ``write_checkpoint`` is asked once per (writer, profile, shape), as a
+    writer that succeeds or reports a coded error is: its failure is cached with the outcome (it was not,
+    and every writer test ran the crashing program again). Each test still fails, naming the harness,
+    the request and the crash."""
+    runs = tmp_path / "runs"
+    monkeypatch.setenv("FAKE_WRITE_CRASH", str(runs))
+    tests = "test_checkpoint_files_have_spec_names or test_last_checkpoint_is_valid or test_last_checkpoint_matches"
+    result = _run(pytester, one_case, "--ckpt-shapes", "empty", "-k", tests, module="test_writer_output")
+    results = json.loads((pytester.path / "results.json").read_text())["results"]
+    assert len(results) == 3 and all(r["outcome"] == "error" for r in results), (
+        f"{[(r['nodeid'], r['outcome']) for r in results]}\n{result.stdout.str()[-1500:]}"
+    )
+    crash = "protocol violation: harness 'fake', request #2 write_checkpoint "
+    closed = "the program closed its stdout before answering (exit status 3)"
+    for r in results:
+        assert crash in r["message"] and closed in r["message"], f"{r['nodeid']}: {r['message']!r}"
+    asked = runs.read_text().splitlines()
+    assert len(asked) == 1, f"the crashing writer was asked {len(asked)} times for one table: {asked}"
