@@ -17,7 +17,10 @@ published only if its name is free. When a classic file or part of that name exi
 Whenever it appeared, a taken file of 0 bytes (no checkpoint is complete with it, §3) or one that is
 not a readable checkpoint does not describe the state (``CKPT-WRITE-008``), is not another writer's
 finished file either, and is never replaced: :class:`~reference_impl.errors.CheckpointCorrupt`
-naming it and its size. A sidecar or UUID-named file whose unique name is taken is a ``STORAGE_ERROR``.
+naming it and its size. That is decided by reading the kept file through the store on the driver (its
+footer first; every row group again when Spark cannot read it): a store that fails those reads is the
+store's :class:`~reference_impl.errors.StorageError` naming the file, never a corrupt file.
+A sidecar or UUID-named file whose unique name is taken is a ``STORAGE_ERROR``.
 """
 
 from __future__ import annotations
@@ -129,18 +132,37 @@ class Publisher:
         return FileInfo(info.name, info.size, self.file_time_ms)
 
     def _describe_existing(self, path: Location, info: FileInfo) -> ActionCounts:
+        """The counts of a kept file (module docs: a store's failure is the store's, not a corrupt file)."""
+        self._decode(path, info, every_row_group=False)
         try:
             counts = read_back_counts(self.spark.read.parquet(path.spark_uri()))
         except spark_errors() as exc:
-            why = f"it cannot be read as Parquet ({first_line(exc)})"
+            self._decode(path, info, every_row_group=True)  # the store failing now is named as the store's
+            why = f"it cannot be read as a checkpoint ({first_line(exc)})"
             raise _unusable(path, info, why, _CHECK_FIRST) from None
         return counts.get(path.name, ActionCounts(0, 0, 0))
 
+    def _decode(self, path: Location, info: FileInfo, *, every_row_group: bool) -> None:
+        """Read ``path`` through the store on the driver: its footer, or ``every_row_group``. The store's
+        own error (a :class:`StorageError`, or an I/O error with an ``errno``) is raised as the store's;
+        bytes pyarrow cannot decode (its errors carry no ``errno``) are :class:`CheckpointCorrupt`."""
+        import pyarrow.parquet as pq
 
-#: What to do about a taken name whose file could not be read: the read fails the same way when the store
-#: does (a timeout, a refused request), and the file may then be a valid checkpoint that a version needs
-#: once its commits have expired — never advise removing it unseen.
-_CHECK_FIRST = "check the file before removing it (a failing store is reported the same way)"
+        try:
+            with self.storage.open_read(path) as handle:
+                parquet = pq.ParquetFile(handle)
+                if every_row_group:
+                    for _ in parquet.iter_batches():
+                        pass
+        except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+            if isinstance(exc, OSError) and exc.errno is not None:
+                raise StorageError(f"cannot read it: {exc.strerror}", path=str(path)) from exc
+            raise _unusable(path, info, f"it cannot be read as Parquet ({exc})", _CHECK_FIRST) from None
+
+
+#: What to do about a taken name whose file could not be decoded: a file under a checkpoint's name is never
+#: to be removed unseen (it may be one a version needs once its commits have expired, damaged in part).
+_CHECK_FIRST = "check the file before removing it"
 
 
 def _unusable(path: Location, info: FileInfo, why: str, advice: str) -> CheckpointCorrupt:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
+from typing import BinaryIO
 
 import pytest
 
@@ -56,3 +57,26 @@ def local_store_failing_a_delete_batch(
             return super().list_dir(directory)
 
     monkeypatch.setitem(factory.STORAGES, "file", lambda *args: FailingBatches())
+
+
+def local_store_failing_reads(monkeypatch: pytest.MonkeyPatch) -> set[str]:
+    """Local paths get a local store whose reads through it (``open_read``, ``read_bytes``) of a file
+    whose name is in the returned set fail as an object store's ``GET`` answered 503 does; the test
+    adds a name when that file's reads are to fail."""
+    failing: set[str] = set()
+
+    class FailingReads(LocalStorage):
+        def _refuse(self, location: Location) -> None:
+            if location.name in failing:
+                raise StorageError("the store answered 503 to a read", path=str(location))
+
+        def open_read(self, location: Location) -> BinaryIO:
+            self._refuse(location)
+            return super().open_read(location)
+
+        def read_bytes(self, location: Location) -> bytes:
+            self._refuse(location)
+            return super().read_bytes(location)
+
+    monkeypatch.setitem(factory.STORAGES, "file", lambda *args: FailingReads())
+    return failing

@@ -53,6 +53,7 @@ from reference_impl.write.writer import write_checkpoint
 from spec.vocabulary import CheckpointSpec
 from tests.reference_impl.write.test_bad_input import ERROR_LINE
 from tests.support.listings import log_dir
+from tests.support.stores import local_store_failing_reads
 
 
 class WinnerAt:
@@ -301,3 +302,54 @@ def test_an_unusable_file_at_the_classic_name_is_named_not_taken_for_a_lost_race
         assert "deleted the 3 sidecar(s) this writer published" in match["message"], (
             f"{case.id}: {lines[0]!r}"
         )
+
+
+class FailReadsAt:
+    """Hooks that, at ``point``, make the store's reads of the file ``name`` fail (``failing``:
+    :func:`tests.support.stores.local_store_failing_reads`)."""
+
+    def __init__(self, point: PublicationPoint, name: str, failing: set[str]) -> None:
+        self.point, self.name, self.failing = point, name, failing
+
+    def reached(self, point: PublicationPoint, count: int | None = None) -> None:
+        if point is self.point:
+            self.failing.add(self.name)
+
+    def prepare(self, df: DataFrame) -> DataFrame:
+        return df
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-WRITE-008")
+def test_a_store_failing_to_read_the_kept_file_is_a_storage_error_naming_it(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An earlier run's checkpoint at the classic name, which the writer keeps, and a store that fails
+    to read it once the writer has staged its own: ``STORAGE_ERROR`` naming the file (not
+    ``CHECKPOINT_CORRUPT``: nothing says the file is bad), exit 2, ``_delta_log`` as it was. (Spark read
+    the file past the store before: the run succeeded without asking the store; on S3 the store's
+    failure met in Spark's read was ``CHECKPOINT_CORRUPT``.)
+
+    Spec: CKPT-WRITE-008
+    "A writer MAY overwrite an existing classic checkpoint or multi-part part of the same version
+    with a file that describes the same table state, or keep the existing file instead of writing
+    its own."
+    """
+    table = _plain_table(tmp_path / "table", spark)
+    write_checkpoint(table, 3, CheckpointOptions(spec=CheckpointSpec.V1, progress=silent()), spark=spark)
+    taken = log_dir(table) / classic_checkpoint_name(3)
+    failing = local_store_failing_reads(monkeypatch)
+    start = files(log_dir(table))
+    capsys.readouterr()
+    status = main(
+        ["checkpoint", str(table), "--spec", "v1", "--quiet"],
+        hooks=FailReadsAt(PublicationPoint.STAGED, taken.name, failing),
+    )
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert status == 2 and len(lines) == 1, f"{taken}: exit status {status}, stderr {lines}"
+    match = ERROR_LINE.match(lines[0])
+    assert match is not None, f"{taken}: not one 'CODE: message [file: …]' line: {lines[0]!r}"
+    assert (match["code"], match["file"]) == ("STORAGE_ERROR", str(taken)), f"{taken}: {lines[0]!r}"
+    assert "503" in match["message"], f"{taken}: the store's own message is not in {lines[0]!r}"
+    left = files(log_dir(table))
+    assert left == start, f"{taken}: _delta_log changed: {diff(start, left)}"
