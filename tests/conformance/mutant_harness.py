@@ -6,7 +6,10 @@ broken in one way each, behind the subprocess protocol 1.0 (no JVM).
 
 The correct writer (profiles ``v1``, ``parts`` and ``v2``) has deltalake's ``create_checkpoint()`` reconcile
 the log, takes the actions it wrote and writes them again as the spec asks (``dataChange`` false, no
-``remove.stats``/``tags``, every Parquet field optional, a ``_last_checkpoint`` with a checksum):
+``remove.stats``/``tags``, every Parquet field optional, a ``_last_checkpoint`` with a checksum). It shares
+nothing with the judge, so a bug of the judge cannot pass the correct writer and its mutants alike: the
+checksum is the reference implementation's (:func:`reference_impl.log.last_checkpoint.checksum`), the part
+of an action is computed here from the spec (:func:`_part_of`), not with ``conformance.decode``'s helpers.
 
 * ``v1`` — a classic V1 Parquet file (spec §6);
 * ``parts`` — a 2-part V1 checkpoint, each action in the part Spark's hash partitioning gives it (§10);
@@ -19,6 +22,7 @@ Every other profile is ``<base>.<mutation>``: the base profile's output with one
 from __future__ import annotations
 
 import json
+import struct
 import sys
 import uuid
 from pathlib import Path
@@ -29,9 +33,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from conformance.decode.checkpoint import checkpoint_names
-from conformance.decode.checksum import checksum
 from conformance.decode.names import parse_name
-from conformance.decode.spark_hash import part_of
+from reference_impl.log.last_checkpoint import checksum
 from spec.table_state import dv_id
 from spec.vocabulary import LogFileKind
 
@@ -211,7 +214,7 @@ def _parts(
     parts: dict[int, list[dict[str, Any]]] = {n: [] for n in range(1, count + 1)}
     for row in rows:
         kind, action = next(iter(row.items()))
-        part = part_of(action["path"] if kind in ("add", "remove") else None, count)
+        part = _part_of(action["path"] if kind in ("add", "remove") else None, count)
         if mutation == "wrong-part" and kind in ("add", "remove"):
             part = count + 1 - part
         parts[part].append(row)
@@ -251,6 +254,37 @@ def _v2(
 
 
 _WRITERS = {"v1": _v1, "parts": _parts, "v2": _v2}
+_M32 = 0xFFFFFFFF
+
+
+def _part_of(key: str | None, parts: int) -> int:
+    """The part of an action with path ``key`` (``None``: a non-file action): ``pmod(hash(key), parts) + 1``,
+    ``hash`` Spark SQL's — Murmur3 x86_32 with seed 42, a null key hashing to the seed, and for a string
+    its UTF-8 bytes as Spark's ``Murmur3_x86_32.hashUnsafeBytes`` takes them: whole little-endian 4-byte
+    words, then each remaining byte as a block of its own, sign-extended (spec CKPT-PART-002/-003)."""
+
+    def block(h: int, k: int) -> int:
+        k = (k * 0xCC9E2D51) & _M32
+        k = ((k << 15) | (k >> 17)) * 0x1B873593 & _M32
+        h ^= k
+        return (((h << 13) | (h >> 19)) & _M32) * 5 + 0xE6546B64 & _M32
+
+    h = 42
+    if key is not None:
+        data = key.encode("utf-8")
+        whole = len(data) - len(data) % 4
+        for k in [
+            *struct.unpack(f"<{whole // 4}I", data[:whole]),
+            *struct.unpack(f"{len(data) - whole}b", data[whole:]),
+        ]:
+            h = block(h, k & _M32)
+        h ^= len(data)
+        for shift, factor in ((16, 0x85EBCA6B), (13, 0xC2B2AE35)):
+            h = (h ^ (h >> shift)) * factor & _M32
+        h ^= h >> 16
+    signed = h - (1 << 32) if h & 0x80000000 else h
+    return signed % parts + 1  # Python's % is pmod
+
 
 #: Reader mutation -> what the reader gets wrong.
 READER_MUTATIONS: dict[str, str] = {

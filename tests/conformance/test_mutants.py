@@ -10,6 +10,7 @@ on five golden tables; each test below reads its part of that run's ``results.js
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -207,3 +208,37 @@ def test_a_missing_sidecar_leaves_the_hints_counts_not_compared(results: list[di
         ("CKPT-LAST-003", "not compared"),
         ("CKPT-LAST-004", "not compared"),
     ], f"{name}: {mine}"
+
+
+def test_the_correct_writer_uses_nothing_of_the_judge() -> None:
+    """The correct writer (``mutant_harness.write_checkpoint`` and every function and table it reaches) uses
+    no name the harness imports from ``conformance``: with the judge's own checksum or part placement, a
+    bug in them would pass the correct writer and fail no mutant (it used both)."""
+    tree = ast.parse(HARNESS.read_text())
+    judges = {
+        alias.asname or alias.name
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "conformance"
+        for alias in node.names
+    }
+    defined: dict[str, ast.AST] = {}  # the module's functions and tables, by name
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            defined[node.name] = node
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            defined |= {t.id: node for t in targets if isinstance(t, ast.Name)}
+    reached: set[str] = set()
+    used: set[str] = set()
+    todo = ["write_checkpoint"]
+    while todo:
+        name = todo.pop()
+        if name in reached:
+            continue
+        reached.add(name)
+        names = {n.id for n in ast.walk(defined[name]) if isinstance(n, ast.Name)}
+        used |= names & judges
+        todo += sorted(names & set(defined))
+    assert "_part_of" in reached and not used, (
+        f"the correct writer ({sorted(reached)}) uses the judge's {sorted(used)}"
+    )
