@@ -40,7 +40,7 @@ What is deleted and what is kept:
 | ``s.e.compacted.json`` | ``s <= c`` (``CKPT-CLEAN-010``) | ``s > c`` |
 | ``_sidecars/<name>`` | referenced by no remaining checkpoint **and** modified before the sidecar cutoff | referenced (``CKPT-CLEAN-013``), or too young |
 | ``.<name>.crc`` (Hadoop checksum of a file) | together with ``<name>`` | kept with its file |
-| ``.delta-ckpt-staging-<uuid>/`` (a writer's staging, with everything in it) | it holds a file and every file in it is modified before the staging cutoff: the log cutoff, never later than the one-day floor (``CKPT-CLEAN-025``) | empty, or a file too young: its writer may still run |
+| ``.delta-ckpt-staging-<uuid>/`` (a writer's staging, with everything in it) | every file in it is modified before the staging cutoff: the log cutoff, never later than the one-day floor (``CKPT-CLEAN-025``); with no file in it, it and every directory in it last changed before that cutoff | a file too young, or an empty one changed since (or on a store without directory times): its writer may still run |
 | ``_last_checkpoint`` | never (``CKPT-CLEAN-026``) | |
 | hidden temp files, other directories (``_commits``, …), unknown names | never | |
 
@@ -185,6 +185,7 @@ from reference_impl.read.sidecars import sidecars_dir_is_own
 from reference_impl.read.snapshot import Snapshot, read_snapshot
 from reference_impl.spark.session import session_source
 from reference_impl.storage import FileInfo, Location, SessionSource, Storage
+from reference_impl.storage.base import newest_dir_mtime
 from spec.table_state import TableState
 from spec.vocabulary import LogFileKind
 
@@ -213,6 +214,8 @@ class _Log:
     sidecars: list[FileInfo]
     listing: LogListing
     staging: dict[str, list[FileInfo]]
+    #: An empty staging directory's last change (:func:`~reference_impl.storage.base.newest_dir_mtime`).
+    staging_changed: dict[str, int | None]
 
     def without(self, names: set[str]) -> LogListing:
         """The listing as it will be once ``names`` are deleted."""
@@ -234,6 +237,7 @@ class _Table:
     def list(self) -> _Log:
         files = self.storage.list_dir(self.log_dir)
         directories = self.storage.list_subdirs(self.log_dir)
+        staging = {d: self.storage.list_tree(self.log_dir / d) for d in directories if is_staging_dir_name(d)}
         return _Log(
             files,
             directories,
@@ -242,7 +246,8 @@ class _Table:
             if sidecars_dir_is_own(self.storage, self.log_dir)
             else [],
             classify(self.log_dir, files),
-            {d: self.storage.list_tree(self.log_dir / d) for d in directories if is_staging_dir_name(d)},
+            staging,
+            {d: newest_dir_mtime(self.storage, self.log_dir / d) for d, held in staging.items() if not held},
         )
 
     def read(self, version: int | None, listing: LogListing) -> Snapshot:
@@ -573,14 +578,16 @@ def cleanup(
     if plan.cutoff_checkpoint is None:
         stopped = "no cutoff checkpoint (CKPT-CLEAN-004)"
         report.sidecars = _plan_sidecars(log, clocks, None, stopped)
-        report.staging = plan_staging(log.staging, cutoff_ms=staging_at, skipped_reason=stopped)
+        report.staging = plan_staging(
+            log.staging, log.staging_changed, cutoff_ms=staging_at, skipped_reason=stopped
+        )
         return report.result(CleanupStatus.NO_CUTOFF_CHECKPOINT, plan.stop_reason or "nothing is deleted")
     with t.progress.phase("read the sidecar references of the remaining checkpoints"):
         deleted_names = {d.name for d in plan.deletions}
         refs = collect_references(t.storage, t.log_dir, [f for f in log.files if f.name not in deleted_names])
     report.skipped_sidecars = refs.skipped_reason
     sidecars = report.sidecars = _plan_sidecars(log, clocks, refs, refs.skipped_reason)
-    staging = report.staging = plan_staging(log.staging, cutoff_ms=staging_at)
+    staging = report.staging = plan_staging(log.staging, log.staging_changed, cutoff_ms=staging_at)
     report.compat = compat.decide(latest, log.listing, bool(plan.deletions))
     if (
         not dry_run

@@ -506,25 +506,43 @@ class StagingPlan:
 
 
 def plan_staging(
-    directories: Mapping[str, Iterable[FileInfo]], *, cutoff_ms: int, skipped_reason: str | None = None
+    directories: Mapping[str, Iterable[FileInfo]],
+    changed: Mapping[str, int | None],
+    *,
+    cutoff_ms: int,
+    skipped_reason: str | None = None,
 ) -> StagingPlan:
-    """Decide for each writer staging directory (``CKPT-CLEAN-025``): delete iff it holds a file and all are old.
+    """Decide for each writer staging directory (``CKPT-CLEAN-025``): delete iff all it holds is old.
 
     ``directories`` maps a staging directory's name (directly in ``_delta_log``, see
     :func:`~reference_impl.log.naming.is_staging_dir_name`) to every file in it at any depth
-    (object-store directory markers included). The decision's size is the files' total and its
-    time the newest file's. With ``skipped_reason`` (cleanup stopped) nothing is deleted.
+    (object-store directory markers included); ``changed`` maps one that holds no file to the last
+    change of it or of a directory in it (None: the store keeps no directory times). The decision's
+    size is the files' total and its time the newest file's (an empty one's: its last change). With
+    ``skipped_reason`` (cleanup stopped) nothing is deleted.
     """
     plan = StagingPlan(cutoff_ms)
     for name in sorted(directories):
         files = list(directories[name])
-        newest = max((f.mtime_ms for f in files), default=0)
+        last_change = None if files else changed.get(name)
+        newest = max((f.mtime_ms for f in files), default=last_change or 0)
         what = f"writer staging with {len(files)} file(s)"
         delete = False
         if skipped_reason is not None:
             reason = f"{what}; not collected: {skipped_reason}"
-        elif not files:
+        elif not files and last_change is None:
             reason = f"{what}: no modification time to judge by (a writer may just have created it)"
+        elif not files and newest >= cutoff_ms:
+            reason = (
+                f"{what}, last changed {format_ms(newest)}, not before the staging cutoff "
+                f"{format_ms(cutoff_ms)} (a writer may just have created it)"
+            )
+        elif not files:
+            delete = True
+            reason = (
+                f"abandoned {what}, last changed {format_ms(newest)}, before the staging cutoff "
+                f"{format_ms(cutoff_ms)}"
+            )
         elif newest >= cutoff_ms:
             reason = (
                 f"{what}, the newest modified {format_ms(newest)}, not before the staging cutoff "

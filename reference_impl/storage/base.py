@@ -98,6 +98,12 @@ class Storage(Protocol):
         target is not directly in ``location``'s own directory, is no file there: ``CKPT-READ-025``)."""
         ...
 
+    def dir_mtime(self, directory: Location) -> int | None:
+        """When the directory ``directory`` last changed (an entry created or removed directly in it), in
+        milliseconds; ``None`` when it is no directory, and always on an object store (a directory is a
+        name prefix there, with no time of its own)."""
+        ...
+
     def real(self, location: Location) -> Location:
         """Where ``location`` really is: symbolic links resolved (itself on a store without links)."""
         ...
@@ -155,6 +161,18 @@ class Storage(Protocol):
     def remove_tree(self, directory: Location) -> None:
         """Remove ``directory`` and everything under it (what :meth:`list_tree` lists); no error if it is gone."""
         ...
+
+
+def newest_dir_mtime(storage: Storage, directory: Location) -> int | None:
+    """The newest :meth:`Storage.dir_mtime` of ``directory`` and of every directory under it (links not
+    entered); ``None`` when any of them has none — a store without directory times (``CKPT-CLEAN-025``)."""
+    times: list[int | None] = []
+    todo = [directory]
+    while todo:
+        where = todo.pop()
+        times.append(storage.dir_mtime(where))
+        todo += [where / d for d in storage.list_subdirs(where)]
+    return None if None in times else max(t for t in times if t is not None)
 
 
 def walk_tree(storage: Storage, directory: Location) -> list[FileInfo]:

@@ -264,6 +264,12 @@ class HadoopStorage:
             return None
         return FileInfo(location.name, int(status.getLen()), int(status.getModificationTime()))
 
+    def dir_mtime(self, directory: Location) -> int | None:
+        status = self._status(directory)
+        if status is None or not status.isDirectory():
+            return None
+        return int(status.getModificationTime())
+
     def real(self, location: Location) -> Location:
         return location  # Hadoop's FileSystem API has symbolic links disabled by default (FileSystem.areSymlinksEnabled)
 

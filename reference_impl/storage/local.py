@@ -21,6 +21,7 @@ import shutil
 import uuid
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from stat import S_ISDIR
 from typing import BinaryIO
 
 from reference_impl.errors import StorageError
@@ -95,6 +96,15 @@ class LocalStorage:
         except (OSError, ValueError) as exc:  # a name too long, a NUL byte, a component that is a file
             raise StorageError(f"cannot read the metadata: {exc}", path=str(location)) from exc
         return FileInfo(location.name, st.st_size, st.st_mtime_ns // 1_000_000)
+
+    def dir_mtime(self, directory: Location) -> int | None:
+        try:
+            st = os.lstat(_path(directory))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            raise StorageError(f"cannot read the metadata: {exc}", path=str(directory)) from exc
+        return st.st_mtime_ns // 1_000_000 if S_ISDIR(st.st_mode) else None
 
     def real(self, location: Location) -> Location:
         return Location("file", "", os.path.realpath(_path(location)))

@@ -158,6 +158,9 @@ class ObjectStoreStorage:
                 return None
         return FileInfo(location.name, int(meta["size"]), _ms(meta["last_modified"]))
 
+    def dir_mtime(self, directory: Location) -> int | None:
+        return None  # a directory is a name prefix: no time of its own (an empty one is no directory)
+
     def real(self, location: Location) -> Location:
         return location  # an object store has no symbolic links
 

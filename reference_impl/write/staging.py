@@ -157,8 +157,9 @@ class ObservedCounts:
 class StagingArea:
     """A hidden directory under ``_delta_log`` that is removed when the writer is done.
 
-    A killed writer leaves it behind; cleanup collects it once every file in it is older than the
-    log cutoff (``CKPT-CLEAN-025``).
+    A killed writer leaves it behind, and a write cancelled by Ctrl-C may leave it empty (its tasks end in
+    the JVM while the writer removes it); cleanup collects it once every file in it — for an empty one,
+    its directories' last change — is older than the log cutoff (``CKPT-CLEAN-025``).
     """
 
     def __init__(self, storage: Storage, log_dir: Location) -> None:

@@ -696,8 +696,9 @@ def test_in_commit_timestamps_date_the_commits(delta_spark: SparkSession, tmp_pa
     )
 
 
-def _staging(log_dir: Path, files: dict[str, int]) -> str:
-    """A staging directory ``.delta-ckpt-staging-<uuid>`` holding ``files`` (relative path → mtime ms).
+def _staging(log_dir: Path, files: dict[str, int], *, empty: tuple[str, int] | None = None) -> str:
+    """A staging directory ``.delta-ckpt-staging-<uuid>`` holding ``files`` (relative path → mtime ms);
+    with ``empty`` (a relative path, a time in ms) it holds those directories only, all last modified then.
 
     The UUID is the number of entries in ``_delta_log`` (deterministic, and new at each call).
     """
@@ -708,6 +709,12 @@ def _staging(log_dir: Path, files: dict[str, int]) -> str:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"staged")
         os.utime(path, ns=(mtime_ms * 1_000_000, mtime_ms * 1_000_000))
+    if empty is not None:
+        relative, mtime_ms = empty
+        (log_dir / name / relative).mkdir(parents=True)
+        deepest_first = [*sorted((log_dir / name).rglob("*"), reverse=True), log_dir / name]
+        for directory in deepest_first:
+            os.utime(directory, ns=(mtime_ms * 1_000_000, mtime_ms * 1_000_000))
     return name
 
 
@@ -724,15 +731,18 @@ def test_old_staging_is_collected_and_a_fresh_one_kept(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """A staging directory whose every file (at any depth) is older than the cutoff goes with all it
-    holds, last, and is reported as ``staging``; one with a single file at the cutoff stays whole, as
-    does an empty one, and a directory that only looks like staging (no UUID) is never entered.
+    holds, last, and is reported as ``staging``; one with a single file at the cutoff stays whole. One
+    with directories but no file (a cancelled write's leftovers) goes when they all last changed before
+    the cutoff, and stays when one changed at it (a writer may just have made it). A directory that only
+    looks like staging (no UUID) is never entered.
     Links in the old staging to a file and a directory outside ``_delta_log`` go as links. (The dry
     run shows the same decisions: ``test_dry_run_plan_with_uuid_checkpoints_and_shared_sidecars``.)
 
     Spec: CKPT-CLEAN-025
     "A cleaner MAY delete a directory directly in `_delta_log/` whose name is `.delta-ckpt-staging-`
-    followed by a canonical UUID, with everything in it, when it holds at least one file and every
-    file in it, at any depth, has a modification time before both the cutoff timestamp …"
+    followed by a canonical UUID, with everything in it, when every file in it, at any depth, has a
+    modification time before both the cutoff timestamp … and, when it holds no file, when it and every
+    directory in it were last modified before both."
 
     Spec: CKPT-CLEAN-026
     "A cleaner MUST NOT delete `_last_checkpoint`, any file outside `_delta_log/`, or any file in
@@ -765,7 +775,8 @@ def test_old_staging_is_collected_and_a_fresh_one_kept(
             "01-sidecars/part-00001-b.parquet": cutoff,
         },
     )
-    empty = _staging(log_dir, {})
+    empty = _staging(log_dir, {}, empty=("01-sidecars/_temporary/0", cutoff))
+    empty_old = _staging(log_dir, {}, empty=("01-sidecars/_temporary/0", cutoff - 1))
     foreign = ".delta-ckpt-staging-not-a-uuid"
     (log_dir / foreign).mkdir()
     (log_dir / foreign / "part-00000.parquet").write_bytes(b"x")
@@ -776,12 +787,19 @@ def test_old_staging_is_collected_and_a_fresh_one_kept(
     result = json.loads(capsys.readouterr().out)
     staging = result["staging"]
     deleted = {d["name"]: d for d in staging["deleted"]}
-    assert list(deleted) == [f"{old}/"], f"{base.path}: staging deleted {staging['deleted']}"
-    assert deleted[f"{old}/"]["kind"] == "staging" and deleted[f"{old}/"]["modificationTime"] == cutoff - 1
+    assert sorted(deleted) == sorted([f"{old}/", f"{empty_old}/"]), (
+        f"{base.path}: staging deleted {staging['deleted']}"
+    )
+    for name in (old, empty_old):
+        assert (deleted[f"{name}/"]["kind"], deleted[f"{name}/"]["modificationTime"]) == (
+            "staging",
+            cutoff - 1,
+        ), f"{base.path}: {deleted[f'{name}/']}"
     kept = {d["name"]: d["reason"] for d in staging["kept"]}
     assert set(kept) == {f"{fresh}/", f"{empty}/"}, f"{base.path}: staging kept {kept}"
     assert f"{foreign}/" in {d["name"] for d in result["kept"] if d["kind"] == "directory"}, result["kept"]
-    assert not (log_dir / old).exists(), f"{log_dir / old} survived the cleanup ({result['message']})"
+    for name in (old, empty_old):
+        assert not (log_dir / name).exists(), f"{log_dir / name} survived the cleanup ({result['message']})"
     assert outside.read_bytes() == b"not the table's", f"{outside}: deleted through a link"
     assert (tmp_path / "table").is_dir(), f"{tmp_path}: deleted through a directory link"
     after = snapshot_files(base.path)

@@ -318,8 +318,8 @@ def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_
 
     Spec: CKPT-CLEAN-025
     "A cleaner MAY delete a directory directly in `_delta_log/` whose name is `.delta-ckpt-staging-`
-    followed by a canonical UUID, with everything in it, when it holds at least one file and every
-    file in it, at any depth, has a modification time before both the cutoff timestamp …"
+    followed by a canonical UUID, with everything in it, when every file in it, at any depth, has a
+    modification time before both the cutoff timestamp …"
     """
     root = store.root
     store.upload_small_table(tmp_path)
