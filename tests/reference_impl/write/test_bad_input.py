@@ -426,17 +426,24 @@ def test_a_corrupt_commit_is_log_corrupt_naming_it_and_nothing_is_written(
     spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A commit whose file-action line only a Spark job finds bad — it is JSON, but ``add.size`` is not a
-    number, and the state's file actions are parsed lazily — read by an incremental V2 write (the commits
-    after its base): ``delta-ckpt checkpoint`` exits 2 with one ``LOG_CORRUPT`` line naming the commit
-    (not a Spark error, not ``INTERNAL_ERROR``), and the table is as it was: no staging left, nothing
-    written (the listing includes ``_delta_log``'s own modification time)."""
-    table = _table(tmp_path, "v2")
-    write_checkpoint(table, 1, CheckpointOptions(spec="v2", actions_per_sidecar=1), spark=spark)  # the base
+    number, and the state's file actions are parsed lazily: ``delta-ckpt checkpoint`` exits 2 with one
+    ``LOG_CORRUPT`` line naming the commit (not a Spark error, not ``INTERNAL_ERROR``), and the table is
+    as it was: no staging left, nothing written (the listing includes ``_delta_log``'s own modification
+    time). (So does an incremental V2 write over such a commit after its base, tried once: not kept,
+    for the suite's time.)"""
+    table = _table(tmp_path, "plain")
     commit = table / "_delta_log" / commit_name(2)
     bad = {"add": {"path": "x", "size": "big"}}
     commit.write_text(json.dumps(add("b.parquet", stats='{"numRecords":2}')) + "\n" + json.dumps(bad) + "\n")
     before = tree_listing(table)
-    status, stderr = _run_in_process(table, ("--spec", "v2", "--incremental"), capsys)
+    status, stderr = _run_in_process(
+        table,
+        (
+            "--spec",
+            "v1",
+        ),
+        capsys,
+    )
     lines = [line for line in stderr.splitlines() if line.strip()]
     assert status == 2 and len(lines) == 1, f"{commit}: exit status {status}, stderr {lines}"
     match = ERROR_LINE.match(lines[0])

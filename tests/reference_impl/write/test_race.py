@@ -201,18 +201,15 @@ def test_losing_writer_reports_a_conflict_and_leaves_nothing(
         )
 
 
-class FailsAt:
-    """Hooks of a test that fails (``pytest.fail``) when the writer reaches ``point``."""
-
-    def __init__(self, point: PublicationPoint) -> None:
-        self.point = point
+class FailsWhenPreparing:
+    """Hooks of a test that fails (``pytest.fail``) when the writer hands them the rows it is about to
+    stage (``prepare``: before any Spark job of the write)."""
 
     def reached(self, point: PublicationPoint, count: int | None = None) -> None:
-        if point is self.point:
-            pytest.fail(f"the test's own failure at {point}")
+        return None
 
     def prepare(self, df: DataFrame) -> DataFrame:
-        return df
+        pytest.fail("the test's own failure in prepare")
 
 
 @pytest.mark.spark
@@ -225,8 +222,8 @@ def test_a_hooks_pytest_outcome_leaves_main_as_it_was_raised(
     table = _plain_table(tmp_path / "table", spark)
     start = files(log_dir(table))
     capsys.readouterr()
-    with pytest.raises(pytest.fail.Exception, match="the test's own failure at staged"):
-        main(["checkpoint", str(table), "--spec", "v1", "--quiet"], hooks=FailsAt(PublicationPoint.STAGED))
+    with pytest.raises(pytest.fail.Exception, match="the test's own failure in prepare"):
+        main(["checkpoint", str(table), "--spec", "v1", "--quiet"], hooks=FailsWhenPreparing())
     stderr = capsys.readouterr().err
     assert "INTERNAL_ERROR" not in stderr, f"the hook's failure was reported as the command's: {stderr!r}"
     left = files(log_dir(table))
