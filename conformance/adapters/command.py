@@ -11,7 +11,8 @@ nobody asked for, a crash, no answer within the timeout, a line over the size bo
 :class:`ProtocolViolation` naming the program, the request and the field. The test that made the
 request fails with that message. After a breach that leaves the conversation out of step (a
 timeout, a crash, stray output) the program is stopped and started afresh for the next request,
-so one bad answer fails one test.
+so one bad answer fails only the tests that use it (a write's outcome is kept for all tests of that
+output, a failure too: ``conformance/suite/conftest.py``).
 """
 
 from __future__ import annotations
