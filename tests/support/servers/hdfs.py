@@ -34,7 +34,7 @@ from typing import IO
 
 from conformance.java_build import build_cached, java_tool
 from conformance.oracles.delta_jars import resolve_jars
-from tests.support.servers.processes import first_line, stop_group
+from tests.support.servers.processes import first_line, spawn, stop_group
 
 SOURCE = Path(__file__).resolve().parent / "java" / "MiniHdfs.java"
 MAIN_CLASS = "MiniHdfs"
@@ -149,7 +149,7 @@ def build() -> Path:
 
 
 @contextlib.contextmanager
-def mini_hdfs(tmp: Path, *, timeout_s: float = 120.0) -> Iterator[HdfsServer]:
+def mini_hdfs(tmp: Path, *, timeout_s: float = 300.0) -> Iterator[HdfsServer]:
     """Start a MiniDFSCluster with its data in ``tmp``, yield its :class:`HdfsServer`, stop it."""
     launcher = build()
     argv = [
@@ -164,14 +164,7 @@ def mini_hdfs(tmp: Path, *, timeout_s: float = 120.0) -> Iterator[HdfsServer]:
         str(tmp / "dfs"),
     ]
     with (tmp / "hdfs.log").open("wb") as log:
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=log,
-            start_new_session=True,
-            cwd=tmp,
-        )
+        proc = spawn(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, cwd=tmp)
         assert proc.stdout is not None and proc.stdin is not None
         control = _Launcher(proc.stdin, proc.stdout, log)
         try:

@@ -1,8 +1,9 @@
 """Child processes of the test servers: free loopback ports, readiness, and stopping a whole process group.
 
-Every server runs in a session of its own (``start_new_session=True``), so stopping it signals its
-process group and nothing it forked (JVM children, executors) is left behind. Nothing here ever
-signals a process by name.
+Every server starts through :func:`spawn`: in a session of its own (``start_new_session=True``), so
+stopping it signals its process group and nothing it forked (JVM children, executors) is left behind;
+and through ``die_with_parent.py``, so that the kernel kills it when the test process ends without
+stopping it (a killed or timed-out run runs no finaliser). Nothing here ever signals a process by name.
 """
 
 from __future__ import annotations
@@ -12,12 +13,16 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
-from typing import IO
+from pathlib import Path
+from typing import IO, Any
 
 LOOPBACK = "127.0.0.1"
+#: The launcher every server starts through (see :func:`spawn`).
+DIE_WITH_PARENT = Path(__file__).resolve().with_name("die_with_parent.py")
 
 
 def free_port() -> int:
@@ -41,6 +46,16 @@ def free_ports(names: Iterable[str]) -> dict[str, int]:
         for sock in socks:
             sock.close()
     return out
+
+
+def spawn(argv: list[str], **popen: Any) -> subprocess.Popen[bytes]:
+    """Start a server (``argv``, with :class:`subprocess.Popen`'s ``popen`` arguments) in a session of its own,
+    SIGKILLed by the kernel when the calling thread ends (``die_with_parent.py``: Linux's ``PR_SET_PDEATHSIG``;
+    the fixtures start their servers on the test process's main thread). The launcher execs the server, so
+    the returned process is the server itself and the leader of its process group (:func:`stop_group`)."""
+    return subprocess.Popen(
+        [sys.executable, str(DIE_WITH_PARENT), str(os.getpid()), *argv], start_new_session=True, **popen
+    )
 
 
 def wait_until(

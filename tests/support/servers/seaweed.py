@@ -24,16 +24,19 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 from xml.etree import ElementTree
 
-from tests.support.servers.processes import LOOPBACK, free_ports, stop_group, wait_until
+from tests.support.servers.processes import LOOPBACK, free_ports, spawn, stop_group, wait_until
 
 #: The bucket every test table lives in (created by ``weed -bucket`` at start-up).
 BUCKET = "delta-ckpt-tests"
 _REQUESTS = re.compile(r"^SeaweedFS_s3_request_total\{(?P<labels>[^}]*)\} (?P<value>[0-9.e+]+)$")
 _TYPE = re.compile(r'type="(?P<type>[^"]*)"')
+#: Starts of ``weed`` on fresh ports when it exits before it is ready (:func:`seaweed_s3`).
+START_ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
@@ -162,6 +165,13 @@ def _command(data: Path, identities: Path, ports: dict[str, int], bucket: str) -
     ]  # fmt: skip
 
 
+def _remove_sockets(ports: dict[str, int]) -> None:
+    """weed keeps gRPC sockets at fixed /tmp names; remove exactly the ones of these ports."""
+    for name, port in ports.items():
+        if name.endswith("_grpc"):
+            Path(f"/tmp/seaweedfs-{name.removesuffix('_grpc')}-grpc-{port}.sock").unlink(missing_ok=True)
+
+
 def _ready(server: S3Server) -> bool:
     import obstore
     from obstore.store import S3Store
@@ -174,7 +184,10 @@ def _ready(server: S3Server) -> bool:
             "access_key_id": server.access_key,
             "secret_access_key": server.secret_key,
         },
-        client_options={"allow_http": True},
+        # One try a probe, each bounded: wait_until checks between probes whether weed exited (obstore's
+        # default retries for 180 s against a port nothing answers on).
+        client_options={"allow_http": True, "timeout": "30s", "connect_timeout": "10s"},
+        retry_config={"max_retries": 0},
     )
     obstore.put(store, ".ready-probe", b"x")
     obstore.delete(store, ".ready-probe")
@@ -182,10 +195,14 @@ def _ready(server: S3Server) -> bool:
 
 
 @contextlib.contextmanager
-def seaweed_s3(tmp: Path, *, timeout_s: float = 90.0) -> Iterator[S3Server]:
-    """Start SeaweedFS in ``tmp``, yield its :class:`S3Server`, stop it (and its process group)."""
-    data = tmp / "weed"
-    data.mkdir(parents=True)
+def seaweed_s3(tmp: Path, *, timeout_s: float = 300.0) -> Iterator[S3Server]:
+    """Start SeaweedFS in ``tmp``, yield its :class:`S3Server`, stop it (and its process group).
+
+    ``weed`` cannot pick its own ports: when one that :func:`free_ports` chose is taken before ``weed`` binds
+    it (another engineer's or worker's server), ``weed`` exits ("Port allocation failed") and starts again on
+    fresh ports, :data:`START_ATTEMPTS` times at most. Each start may take ``timeout_s`` (generous: a loaded
+    machine)."""
+    tmp.mkdir(parents=True, exist_ok=True)
     access_key, secret_key = "AK" + secrets.token_hex(8).upper(), secrets.token_hex(20)
     reader_key, reader_secret = "RK" + secrets.token_hex(8).upper(), secrets.token_hex(20)
     identities = tmp / "s3-identities.json"
@@ -208,33 +225,36 @@ def seaweed_s3(tmp: Path, *, timeout_s: float = 90.0) -> Iterator[S3Server]:
         )
     )
     names = ["master", "volume", "filer", "s3", "admin", "metrics"]
-    ports = free_ports([*names, *(f"{n}_grpc" for n in names[:5])])
-    server = S3Server(
-        f"http://{LOOPBACK}:{ports['s3']}",
-        BUCKET,
-        access_key,
-        secret_key,
-        reader_key,
-        reader_secret,
-        ports["metrics"],
-    )
-    with (tmp / "weed.log").open("wb") as log:
-        proc = subprocess.Popen(
-            _command(data, identities, ports, BUCKET),
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            cwd=data,
+    for attempt in range(1, START_ATTEMPTS + 1):
+        data = tmp / f"weed-{attempt}"
+        data.mkdir()
+        ports = free_ports([*names, *(f"{n}_grpc" for n in names[:5])])
+        server = S3Server(
+            f"http://{LOOPBACK}:{ports['s3']}",
+            BUCKET,
+            access_key,
+            secret_key,
+            reader_key,
+            reader_secret,
+            ports["metrics"],
         )
-        try:
-            wait_until(lambda: _ready(server), time.monotonic() + timeout_s, proc, "SeaweedFS")
-            yield server
-        finally:
-            stop_group(proc)
-            # weed keeps gRPC sockets at fixed /tmp names; remove exactly the ones of this server's ports.
-            for name, port in ports.items():
-                if name.endswith("_grpc"):
-                    Path(f"/tmp/seaweedfs-{name.removesuffix('_grpc')}-grpc-{port}.sock").unlink(
-                        missing_ok=True
-                    )
+        with (tmp / f"weed-{attempt}.log").open("wb") as log:
+            proc = spawn(
+                _command(data, identities, ports, BUCKET),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=data,
+            )
+            try:
+                try:
+                    wait_until(partial(_ready, server), time.monotonic() + timeout_s, proc, "SeaweedFS")
+                except RuntimeError:  # it exited: one of its ports was taken after free_ports chose it
+                    if attempt == START_ATTEMPTS:
+                        raise
+                    continue
+                yield server
+                return
+            finally:
+                stop_group(proc)
+                _remove_sockets(ports)

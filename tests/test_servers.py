@@ -1,0 +1,84 @@
+"""The test servers die with the test process that started them, however it ends.
+
+A test run that is killed (SIGKILL, a CI timeout) runs no fixture finaliser: the SeaweedFS and
+MiniDFSCluster servers (``tests/support/servers``) are started through ``die_with_parent.py``
+(:func:`tests.support.servers.processes.spawn`), which has the kernel SIGKILL them when their parent ends.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support import REPO_ROOT
+from tests.support.servers.processes import DIE_WITH_PARENT
+
+#: A stand-in for a test process: starts SeaweedFS as the ``s3_server`` fixture does, says when it is
+#: ready, then waits to be killed.
+STAND_IN = """
+import sys
+from pathlib import Path
+from tests.support.servers.seaweed import seaweed_s3
+
+with seaweed_s3(Path(sys.argv[1])):
+    print("ready", flush=True)
+    sys.stdin.read()
+"""
+#: How long the test waits for an event (a loaded machine: generous, never slept through).
+PATIENCE_S = 300.0
+
+
+def _children(pid: int) -> list[int]:
+    return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def test_a_killed_test_process_takes_its_server_with_it(tmp_path: Path) -> None:
+    """SIGKILL the process that started SeaweedFS (no finaliser runs): the kernel kills the server."""
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    stand_in = subprocess.Popen(
+        [sys.executable, "-c", STAND_IN, str(tmp_path / "s3")],
+        cwd=REPO_ROOT,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert stand_in.stdout is not None
+        ready, _, _ = select.select([stand_in.stdout], [], [], PATIENCE_S)
+        line = stand_in.stdout.readline() if ready else b""
+        assert line == b"ready\n", f"SeaweedFS not started in {PATIENCE_S:.0f} s: {line!r}"
+        (server,) = _children(stand_in.pid)
+        server_fd = os.pidfd_open(server)
+    finally:
+        stand_in.kill()
+        _, stderr = stand_in.communicate(timeout=PATIENCE_S)
+    try:
+        ended, _, _ = select.select([server_fd], [], [], PATIENCE_S)
+        alive = Path(f"/proc/{server}/cmdline").read_bytes().split(b"\0")[:3] if not ended else []
+    finally:
+        os.close(server_fd)
+    assert stand_in.returncode == -signal.SIGKILL, f"stand-in exit {stand_in.returncode}: {stderr[-1500:]!r}"
+    assert ended, f"server {server} ({alive}) still runs {PATIENCE_S:.0f} s after its test process was killed"
+
+
+def test_a_server_whose_parent_is_already_gone_does_not_start() -> None:
+    """The launcher refuses to start a server once the process that asked for it has ended."""
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, check=True
+    )
+    done = subprocess.run(
+        [sys.executable, str(DIE_WITH_PARENT), gone.stdout.decode().strip(), "echo", "started"],
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE_S,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (1, ""), (
+        f"{DIE_WITH_PARENT}: exit {done.returncode}, {done.stdout!r}"
+    )
+    assert "ended before echo started" in done.stderr, done.stderr
