@@ -220,8 +220,8 @@ class CommandImplementation:
         proc = self._proc
         if proc is None:
             return "stopped"
-        try:
-            return f"exit status {proc.wait(timeout=5)}"
+        try:  # within the request's timeout: a program that just closed its stdout may be slow to exit
+            return f"exit status {proc.wait(timeout=self.timeout_s)}"
         except subprocess.TimeoutExpired:
             return "still running"
 

@@ -30,6 +30,8 @@ from .fake_harness import MISBEHAVIOURS
 
 ROOT = Path(__file__).resolve().parents[2]
 HARNESS = Path(__file__).with_name("fake_harness.py")
+#: Seconds a test lets the fake program take to start or answer (a loaded CI machine): generous, never slept through.
+PATIENCE_S = 300.0
 #: Expected states with files, deletion vectors, tombstones, txns and domains between them.
 STATES = [
     ROOT / "fixtures" / "valid" / case / "expected" / version / "table_state.json"
@@ -187,11 +189,15 @@ def test_misbehaving_program_fails_the_request_then_recovers(
     monkeypatch.setenv("FAKE_MISBEHAVE", mode)
     monkeypatch.setenv("FAKE_STATE", fake_state)
     impl = CommandImplementation(
-        "fake", f"{sys.executable} {HARNESS}", timeout_s=1, max_response_bytes=1_000_000
+        "fake", f"{sys.executable} {HARNESS}", timeout_s=PATIENCE_S, max_response_bytes=1_000_000
     )
     try:
+        # Only the hanging modes' request waits 1 s: a program start (hello) or a 4 MB answer on a loaded
+        # machine may take longer, and the program's exit status is waited for within the timeout too.
+        impl.timeout_s = 1 if mode in ("hang", "partial") else PATIENCE_S
         with pytest.raises(ProtocolViolation) as caught:
             impl.read(Path("/tables/bad"))
+        impl.timeout_s = PATIENCE_S
         assert str(caught.value).startswith("harness 'fake', request #2 read /tables/bad: "), caught.value
         assert _VERDICTS[mode] in str(caught.value), caught.value
         assert impl.read(Path("/tables/good")).state.version == 4
@@ -205,7 +211,7 @@ def test_output_nobody_asked_for_fails_the_next_request(
     """A line after the response is reported at the next request, which then fails; the one after works."""
     monkeypatch.setenv("FAKE_MISBEHAVE", "extra")
     monkeypatch.setenv("FAKE_STATE", fake_state)
-    impl = CommandImplementation("fake", f"{sys.executable} {HARNESS}", timeout_s=5)
+    impl = CommandImplementation("fake", f"{sys.executable} {HARNESS}", timeout_s=PATIENCE_S)
     try:
         assert impl.read(Path("/tables/bad")).state.version == 4
         with pytest.raises(ProtocolViolation, match=r"request #3 read /tables/good: output nobody asked for"):
@@ -224,7 +230,10 @@ def test_program_with_a_bad_hello_is_misbehaving_not_missing(tmp_path: Path) -> 
         "    print(json.dumps({'id': json.loads(line)['id'], 'ok': True, 'result': {'name': 'liar'}}), flush=True)\n"
     )
     registry = build_registry(
-        [], [f"liar={sys.executable} {liar}", f"ghost={tmp_path / 'nope'}"], timeout_s=5, cross_writers=[]
+        [],
+        [f"liar={sys.executable} {liar}", f"ghost={tmp_path / 'nope'}"],
+        timeout_s=PATIENCE_S,
+        cross_writers=[],
     )
     registry.close()
     assert registry.misbehaving == {"liar"}

@@ -29,7 +29,7 @@ CASE = ROOT / "fixtures" / "valid" / "v1_classic"
 @pytest.fixture(scope="module")
 def kernel() -> Iterator[kernel_java.KernelJavaImplementation]:
     try:
-        impl = kernel_java.KernelJavaImplementation(timeout_s=120)
+        impl = kernel_java.KernelJavaImplementation()
     except (kernel_java.KernelHarnessUnavailable, OSError) as exc:
         unavailable("the Kernel Java harness", str(exc))
     yield impl

@@ -43,7 +43,7 @@ def test_readme_harness_runs_as_written(tmp_path: Path) -> None:
         input='{"id": 1, "op": "hello", "protocolVersion": "1.0"}\n',
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=600,
         check=False,
     )
     answer = json.loads(hello.stdout.splitlines()[0]) if hello.stdout.strip() else {}

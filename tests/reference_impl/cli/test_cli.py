@@ -111,7 +111,7 @@ def test_a_process_whose_json_output_is_lost_does_not_exit_0(target: str) -> Non
     argv = [sys.executable, "-m", "reference_impl.cli.main", "env", "--json"]
     with open(os.devnull if target == "pipe" else target, "wb") as sink:
         out = subprocess.PIPE if target == "pipe" else sink
-        proc = subprocess.run(argv, stdout=out, stderr=subprocess.PIPE, env=env, timeout=120, check=False)
+        proc = subprocess.run(argv, stdout=out, stderr=subprocess.PIPE, env=env, timeout=600, check=False)
     if target == "pipe":
         assert proc.returncode == 0, f"{argv}: exit {proc.returncode}; stderr {proc.stderr[-1500:]!r}"
         assert isinstance(json.loads(proc.stdout), dict), f"{argv}: stdout {proc.stdout[-500:]!r}"
@@ -157,7 +157,7 @@ def test_a_process_ending_in_a_base_exception_says_so(
     with nothing on stderr (``main``'s fallback status); now: an ``INTERNAL_ERROR`` line and status 2, and a
     ``SystemExit`` keeps the status (and message) the interpreter would give it."""
     argv = [sys.executable, "-c", RAISING_ENV.format(raise_=raise_)]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False)
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == status, (
         f"raise {raise_}: exit {proc.returncode}, expected {status}: {proc.stderr!r}"

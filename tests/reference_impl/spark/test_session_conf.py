@@ -147,5 +147,5 @@ def test_a_local_cluster_work_directory_in_use_by_another_process_is_kept(tmp_pa
     finally:
         assert other.stdin is not None
         other.stdin.close()
-        other.wait(timeout=30)
+        other.wait(timeout=300)
     assert not session._in_use(work), f"{work}: seen in use after its process {other.pid} ended"
