@@ -47,9 +47,13 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
     ),
     (
         r"DELTA_VERSION_NOT_FOUND|DELTA_LOG_FILE_NOT_FOUND|Cannot time travel|VersionNotFound|"
-        r"Invalid table version|No files in log segment|earliest available version",
+        r"Invalid table version|No files in log segment|earliest available version|"
+        r"LogSegment end version \d+ not the same as the specified end version|"
+        r"Trying to load a non-existent version",
         "VERSION_NOT_FOUND",
     ),
+    # table properties (delta-spark's CheckpointPolicy.fromName: "Invalid policy <value>")
+    (r"Invalid policy ", "INVALID_OPTION"),
     (
         r"DELTA_TABLE_NOT_FOUND|DELTA_MISSING_DELTA_TABLE|is not a Delta table|TableNotFound|no log files",
         "TABLE_NOT_FOUND",

@@ -30,7 +30,7 @@ from reference_impl.log.features import check_writer_features
 from reference_impl.log.naming import parse_log_file_name
 from reference_impl.read.snapshot import read_snapshot
 from reference_impl.spark.session import get_spark
-from reference_impl.write.options import CheckpointOptions
+from reference_impl.write.options import CheckpointOptions, resolve_plan
 from reference_impl.write.writer import write_checkpoint
 from spec.vocabulary import CheckpointNaming, CheckpointSpec, LogFileKind, TopLevelFormat
 
@@ -185,9 +185,11 @@ class ReferenceImplementation:
             options = _options(table, profile, version)
             base = _previous_version(table, version) if options.incremental else None
             if base is not None:  # the checkpoint whose sidecars the version's checkpoint reuses
-                # nothing is written when the version's checkpoint would be refused (CKPT-WRITE-010)
-                protocol = read_snapshot(get_spark(), table, version=version).protocol
-                check_writer_features(protocol, str(table / "_delta_log"), role="writer")
+                # nothing is written when the version's checkpoint would be refused: an unknown writer
+                # feature (CKPT-WRITE-010), an invalid option or delta.checkpointPolicy (CKPT-FEAT-009)
+                snap = read_snapshot(get_spark(), table, version=version)
+                check_writer_features(snap.protocol, str(table / "_delta_log"), role="writer")
+                resolve_plan(options, snap)
                 write_checkpoint(table, base, options, spark=get_spark())
             write_checkpoint(table, version, options, spark=get_spark())
         except CheckpointError as exc:

@@ -765,6 +765,21 @@ def test_multipart_rewrite_puts_same_actions_in_each_part(
     )
 
 
+def _assert_refused(writer: tuple[Any, Any], table: Path, version: int, code: str, case: str) -> None:
+    """The writer, asked for ``version`` of ``table``, fails with ``code`` and leaves the log as it was."""
+    impl, profile = writer
+    before = listing(table)
+    where = f"{impl.info.name}:{profile.name} on {table} ({case})"
+    try:
+        impl.write_checkpoint(table, profile=profile.name, version=version)
+    except AdapterError as exc:
+        assert exc.code == code, f"{where}: {exc.code}: {exc.message}"
+    else:
+        pytest.fail(f"{where}: the writer wrote a checkpoint instead of refusing", pytrace=False)
+    changed = sorted(set(listing(table).items()) ^ set(before.items()))
+    assert not changed, f"{where}: the log changed: {changed}"
+
+
 @pytest.mark.requirement("CKPT-WRITE-010")
 def test_writer_refuses_unknown_writer_features(writer: tuple[Any, Any], tmp_path: Path) -> None:
     """A table whose latest protocol lists a writer feature no implementation knows
@@ -775,16 +790,40 @@ def test_writer_refuses_unknown_writer_features(writer: tuple[Any, Any], tmp_pat
     > writer feature that the writer does not support, and MUST fail with `UNSUPPORTED_WRITER_FEATURE`
     > instead.
     """
-    impl, profile = writer
-    builder = BUILDERS["empty"](tmp_path / "table", shape_variant(profile))
+    builder = BUILDERS["empty"](tmp_path / "table", shape_variant(writer[1]))
     builder.set_features((), ("madeUpWriterFeature",))
-    table, before = builder.root, listing(builder.root)
-    where = f"{impl.info.name}:{profile.name} on {table} (writer feature madeUpWriterFeature)"
-    try:
-        impl.write_checkpoint(table, profile=profile.name, version=builder.version)
-    except AdapterError as exc:
-        assert exc.code == "UNSUPPORTED_WRITER_FEATURE", f"{where}: {exc.code}: {exc.message}"
-    else:
-        pytest.fail(f"{where}: the writer wrote a checkpoint instead of refusing", pytrace=False)
-    changed = sorted(set(listing(table).items()) ^ set(before.items()))
-    assert not changed, f"{where}: the log changed: {changed}"
+    _assert_refused(
+        writer,
+        builder.root,
+        builder.version,
+        "UNSUPPORTED_WRITER_FEATURE",
+        "writer feature madeUpWriterFeature",
+    )
+
+
+@pytest.mark.requirement("CKPT-WRITE-001")
+def test_writer_refuses_a_version_without_commit(writer: tuple[Any, Any], tmp_path: Path) -> None:
+    """Asked for the version after the table's newest commit (no ``<n>.json``): the writer fails with
+    ``VERSION_NOT_FOUND`` and the log is unchanged.
+
+    Spec: CKPT-WRITE-001
+    > A writer asked to checkpoint a version whose commit file `<n>.json` is not present in `_delta_log/`
+    > MUST fail with `VERSION_NOT_FOUND` and MUST NOT write any file.
+    """
+    builder = BUILDERS["empty"](tmp_path / "table", shape_variant(writer[1]))
+    missing = builder.version + 1
+    _assert_refused(writer, builder.root, missing, "VERSION_NOT_FOUND", f"version {missing} has no commit")
+
+
+@pytest.mark.requirement("CKPT-FEAT-009")
+def test_writer_refuses_an_unknown_checkpoint_policy(writer: tuple[Any, Any], tmp_path: Path) -> None:
+    """A table whose latest metadata sets ``delta.checkpointPolicy = bogus``: the writer fails with
+    ``INVALID_OPTION`` and the log is unchanged.
+
+    Spec: CKPT-FEAT-009
+    > A writer asked to checkpoint a version whose `delta.checkpointPolicy` has a value other than `classic`
+    > or `v2` (compared case-sensitively) MUST fail with `INVALID_OPTION` and MUST NOT write any file.
+    """
+    builder = BUILDERS["empty"](tmp_path / "table", shape_variant(writer[1]))
+    builder.set_properties({"delta.checkpointPolicy": "bogus"})
+    _assert_refused(writer, builder.root, builder.version, "INVALID_OPTION", "delta.checkpointPolicy bogus")

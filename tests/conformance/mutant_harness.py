@@ -68,6 +68,8 @@ MUTATIONS: dict[str, tuple[str, str]] = {
     "sidecar-missing": ("v2", "the sidecar deleted after the top-level file was written"),
     "sidecar-plain-name": ("v2", "the sidecar named plain.parquet: legal, names carry no meaning"),
     "protocol-in-sidecar": ("v2", "the protocol row moved from the top-level file into the sidecar"),
+    "latest-for-missing": ("v1", "asked for a version without a commit, checkpoints the newest one"),
+    "any-policy": ("v1", "writes whatever delta.checkpointPolicy says"),
 }
 _BASES = {
     "v1": {"spec": "v1", "naming": "classic", "needsV2Table": False},
@@ -118,13 +120,14 @@ def _uuid(table: Path, what: str) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{table.as_uri()}#{what}"))
 
 
-def _protocol(log: Path) -> dict[str, Any]:
-    protocol: dict[str, Any] = {}
+def _latest(log: Path, kind: str) -> dict[str, Any]:
+    """The newest ``protocol`` or ``metaData`` action of the commits."""
+    latest: dict[str, Any] = {}
     for commit in sorted(log.glob("[0-9]" * 20 + ".json")):
         for line in commit.read_text().splitlines():
-            if line.strip() and "protocol" in json.loads(line):
-                protocol = json.loads(line)["protocol"]
-    return protocol
+            if line.strip() and kind in json.loads(line):
+                latest = json.loads(line)[kind]
+    return latest
 
 
 def write_checkpoint(table: Path, profile: str, version: int) -> None:
@@ -132,9 +135,16 @@ def write_checkpoint(table: Path, profile: str, version: int) -> None:
 
     base, _, mutation = profile.partition(".")
     log = table / "_delta_log"
-    unknown = set(_protocol(log).get("writerFeatures") or ()) - KNOWN_WRITER_FEATURES
+    if not (log / f"{version:020d}.json").exists():  # CKPT-WRITE-001
+        if mutation != "latest-for-missing":
+            raise Refused("VERSION_NOT_FOUND", f"{log}: no commit {version:020d}.json")
+        version = max(int(p.name[:20]) for p in log.glob("[0-9]" * 20 + ".json"))
+    unknown = set(_latest(log, "protocol").get("writerFeatures") or ()) - KNOWN_WRITER_FEATURES
     if unknown:
         raise Refused("UNSUPPORTED_WRITER_FEATURE", f"unknown writer features {sorted(unknown)}")
+    policy = (_latest(log, "metaData").get("configuration") or {}).get("delta.checkpointPolicy", "classic")
+    if policy not in ("classic", "v2") and mutation != "any-policy":  # CKPT-FEAT-009
+        raise Refused("INVALID_OPTION", f"{log}: delta.checkpointPolicy is {policy!r}")
     DeltaTable(str(table), version=version).create_checkpoint()
     classic = log / f"{version:020d}.checkpoint.parquet"
     arrow = pq.read_table(classic)

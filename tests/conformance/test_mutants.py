@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -22,12 +23,13 @@ from typing import Any
 import pytest
 
 HARNESS = Path(__file__).with_name("mutant_harness.py")
-#: What the nested run selects (``-k``): the writer-output tests but the two that write again (a second
-#: multi-part attempt, a refusal), which no mutant here targets; and four golden tables — V2 with sidecars,
-#: time travel over a remove (versions 4 and 6, from checkpoints 2 and 5), a dangling hint over four
-#: commits, a gap after the checkpoint.
+#: What the nested run selects (``-k``): the writer-output tests but the one that writes again (a second
+#: multi-part attempt), which no mutant here targets — the refusals (a version without a commit, a bad
+#: delta.checkpointPolicy, an unknown writer feature) build their own small table and run for every
+#: profile; and four golden tables — V2 with sidecars, time travel over a remove (versions 4 and 6, from
+#: checkpoints 2 and 5), a dangling hint over four commits, a gap after the checkpoint.
 SELECTION = (
-    "(test_writer_output and not test_multipart_rewrite and not test_writer_refuses)"
+    "(test_writer_output and not test_multipart_rewrite)"
     " or v2_uuid_json_sidecars or (time_travel_checkpoints and (v4 or v6)) or hint_dangling"
     " or invalid_gap_after_checkpoint"
 )
@@ -100,6 +102,11 @@ WRITER_MUTANTS: dict[str, tuple[dict[str, str], str]] = {
     ),
     "v2.sidecar-wrong-size": ({"CKPT-SIDE-004": MUST}, " bytes, action says "),
     "v2.sidecar-reserved-name": ({"CKPT-SIDE-011": MUST, "CKPT-V2-005": MUST}, "+1.parquet"),
+    "v1.latest-for-missing": ({"CKPT-WRITE-001": MUST}, "has no commit): the writer wrote a checkpoint"),
+    "v1.any-policy": (
+        {"CKPT-FEAT-009": MUST},
+        "(delta.checkpointPolicy bogus): the writer wrote a checkpoint",
+    ),
 }
 #: reader mutation -> (the failed requirements of the golden tables it misreads, a fixture it misreads).
 #: A fixture test scores every requirement its fixture cites.
@@ -176,8 +183,9 @@ def test_writer_mutant_fails_at_its_rule(results: list[dict[str, Any]], profile:
     assert failed == expected, f"mutants:{profile}: failed {failed}, expected {expected}:\n" + "\n".join(
         messages
     )
-    label = f"mutants:{profile} on tombstones ("
-    assert all(label in m for m in messages), f"a message does not name the table: {messages}"
+    label = re.compile(rf"mutants:{re.escape(profile)} on (tombstones|/\S+/table) \(")  # the shape, or a
+    # refusal's own table
+    assert all(label.search(m) for m in messages), f"a message does not name the table: {messages}"
     assert not expected or any(shows in m for m in messages), f"no message shows {shows!r}: {messages}"
 
 
