@@ -16,6 +16,7 @@ from pathlib import Path
 
 from tests.support import REPO_ROOT
 from tests.support.servers.processes import DIE_WITH_PARENT
+from tests.support.servers.seaweed import grpc_sockets
 
 #: A stand-in for a test process: starts SeaweedFS as the ``s3_server`` fixture does, says when it is
 #: ready, then waits to be killed.
@@ -54,6 +55,7 @@ def test_a_killed_test_process_takes_its_server_with_it(tmp_path: Path) -> None:
         assert line == b"ready\n", f"SeaweedFS not started in {PATIENCE_S:.0f} s: {line!r}"
         (server,) = _children(stand_in.pid)
         server_fd = os.pidfd_open(server)
+        argv = [a.decode() for a in Path(f"/proc/{server}/cmdline").read_bytes().split(b"\0")]
     finally:
         stand_in.kill()
         _, stderr = stand_in.communicate(timeout=PATIENCE_S)
@@ -62,6 +64,8 @@ def test_a_killed_test_process_takes_its_server_with_it(tmp_path: Path) -> None:
         alive = Path(f"/proc/{server}/cmdline").read_bytes().split(b"\0")[:3] if not ended else []
     finally:
         os.close(server_fd)
+        for socket in grpc_sockets(argv) if ended else []:  # the finaliser that removes them did not run
+            socket.unlink(missing_ok=True)
     assert stand_in.returncode == -signal.SIGKILL, f"stand-in exit {stand_in.returncode}: {stderr[-1500:]!r}"
     assert ended, f"server {server} ({alive}) still runs {PATIENCE_S:.0f} s after its test process was killed"
 

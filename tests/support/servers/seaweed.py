@@ -35,6 +35,7 @@ from tests.support.servers.processes import LOOPBACK, free_ports, spawn, stop_gr
 BUCKET = "delta-ckpt-tests"
 _REQUESTS = re.compile(r"^SeaweedFS_s3_request_total\{(?P<labels>[^}]*)\} (?P<value>[0-9.e+]+)$")
 _TYPE = re.compile(r'type="(?P<type>[^"]*)"')
+_GRPC_PORT = re.compile(r"-(?P<name>\w+)\.port\.grpc=(?P<port>\d+)")
 #: Starts of ``weed`` on fresh ports when it exits before it is ready (:func:`seaweed_s3`).
 START_ATTEMPTS = 3
 
@@ -165,11 +166,15 @@ def _command(data: Path, identities: Path, ports: dict[str, int], bucket: str) -
     ]  # fmt: skip
 
 
-def _remove_sockets(ports: dict[str, int]) -> None:
-    """weed keeps gRPC sockets at fixed /tmp names; remove exactly the ones of these ports."""
-    for name, port in ports.items():
-        if name.endswith("_grpc"):
-            Path(f"/tmp/seaweedfs-{name.removesuffix('_grpc')}-grpc-{port}.sock").unlink(missing_ok=True)
+def grpc_sockets(argv: list[str]) -> list[Path]:
+    """The gRPC sockets the ``weed`` command line ``argv`` makes at fixed /tmp names (left when it is killed)."""
+    found = (_GRPC_PORT.fullmatch(arg) for arg in argv)
+    return [Path(f"/tmp/seaweedfs-{m['name']}-grpc-{m['port']}.sock") for m in found if m]
+
+
+def _remove_sockets(argv: list[str]) -> None:
+    for socket in grpc_sockets(argv):
+        socket.unlink(missing_ok=True)
 
 
 def _ready(server: S3Server) -> bool:
@@ -239,8 +244,9 @@ def seaweed_s3(tmp: Path, *, timeout_s: float = 300.0) -> Iterator[S3Server]:
             ports["metrics"],
         )
         with (tmp / f"weed-{attempt}.log").open("wb") as log:
+            argv = _command(data, identities, ports, BUCKET)
             proc = spawn(
-                _command(data, identities, ports, BUCKET),
+                argv,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -257,4 +263,4 @@ def seaweed_s3(tmp: Path, *, timeout_s: float = 300.0) -> Iterator[S3Server]:
                 return
             finally:
                 stop_group(proc)
-                _remove_sockets(ports)
+                _remove_sockets(argv)
