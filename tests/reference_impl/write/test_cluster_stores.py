@@ -50,8 +50,10 @@ STORES = ("hdfs", "s3")
 TIMEOUT_S = 900.0
 #: The driver drops an executor that sent no heartbeat for ``spark.network.timeout`` (120 s by default): on a
 #: machine at load 30 (2 cores) one was dropped mid-run and its replacement failed the executor check
-#: (``tasks by executor {'0': 4, '1': 6}, executors ['0', '2']``). This run's own limit is TIMEOUT_S.
-PATIENT = {"spark.network.timeout": f"{TIMEOUT_S:.0f}s"}
+#: (``tasks by executor {'0': 4, '1': 6}, executors ['0', '2']``). This run's own limit is TIMEOUT_S. Likewise
+#: the local cluster's Master (in the driver's JVM, with the driver's conf: ``LocalSparkCluster`` clones it)
+#: removes a Worker, and its executor, that sent no heartbeat for ``spark.worker.timeout`` (seconds, 60 by default).
+PATIENT = {"spark.network.timeout": f"{TIMEOUT_S:.0f}s", "spark.worker.timeout": f"{TIMEOUT_S:.0f}"}
 
 
 @dataclass(frozen=True)
