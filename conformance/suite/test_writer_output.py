@@ -8,6 +8,7 @@ a V2 checkpoint is run on the shape's ``v2`` variant.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -23,8 +24,8 @@ from conformance.decode.checkpoint import (
 )
 from conformance.decode.checksum import checksum
 from conformance.decode.names import SIDECAR_DIR, parse_name
-from conformance.decode.paths import table_root_uri
-from conformance.decode.spark_hash import part_of
+from conformance.decode.paths import canonical_path, table_root_uri
+from conformance.decode.spark_hash import part_of, spark_xxhash64
 from conformance.plugin import Checks
 from conformance.suite.conftest import WrittenTable, listing, shape_variant
 from conformance.tables.shapes import BUILDERS
@@ -421,6 +422,89 @@ def test_sidecar_actions_describe_their_files(written: WrittenTable, check: Chec
                 size == action["sizeInBytes"],
                 f"{where}: {size} bytes, action says {action['sizeInBytes']}",
             )
+
+
+#: The tags a writer may record in a ``sidecar`` action (spec §12.1, notes of CKPT-INC-006 and -007).
+_ADDS, _REMOVES, _OLDEST, _NAME_SET = (
+    "delta-ckpt.numAdds",
+    "delta-ckpt.numRemoves",
+    "delta-ckpt.minDeletionTimestamp",
+    "delta-ckpt.nameSet",
+)
+_NAME_SET_MAGIC = b"DCKNSET1"
+
+
+def _name_set_problem(sidecar: Path, tag: str, hashes: set[int]) -> str | None:
+    """What is wrong with the name-set file of ``sidecar`` against its tag ``<count>:<sha256>`` and the
+    hashes of the sidecar's names (CKPT-INC-007), or None."""
+    names = sidecar.with_name(sidecar.name + ".names")
+    if not names.is_file():
+        return f"{names.name} missing (tag {tag})"
+    data = names.read_bytes()
+    body = data[len(_NAME_SET_MAGIC) :]
+    if not data.startswith(_NAME_SET_MAGIC) or len(body) % 8:
+        return f"{names.name}: {len(data)} bytes starting {data[:8]!r}, not DCKNSET1 + 8-byte hashes"
+    if tag != f"{len(body) // 8}:{hashlib.sha256(data).hexdigest()}":
+        return f"{names.name}: tag {tag}, file has {len(body) // 8} hashes, SHA-256 {hashlib.sha256(data).hexdigest()}"
+    found = [int.from_bytes(body[i : i + 8], "little", signed=True) for i in range(0, len(body), 8)]
+    if found != sorted(hashes):
+        return f"{names.name}: {len(found)} hashes, not the {len(hashes)} distinct name hashes ascending"
+    return None
+
+
+@pytest.mark.requirement("CKPT-INC-006", "CKPT-INC-007")
+def test_sidecar_tags_describe_their_files(written: WrittenTable, check: Checks) -> None:
+    """The counts, oldest tombstone and name set a writer records in a ``sidecar`` action's tags are those
+    of the sidecar file (judged only for the tags a writer records; none is required).
+
+    Spec: CKPT-INC-006
+    > A writer that records in a `sidecar` action's `tags` how many `add` and `remove` actions the sidecar
+    > file holds, or the earliest `deletionTimestamp` of its `remove` actions (0 for a `remove` without
+    > one), MUST record the values the file holds, and a writer that lists the sidecar again MUST list it
+    > with the same values.
+    Spec: CKPT-INC-007
+    > A writer that records a name set for a sidecar file in its `sidecar` action's tags (tag
+    > `delta-ckpt.nameSet`, value `<count>:<SHA-256 of the name-set file, lowercase hex>`) MUST write it,
+    > before it publishes the top-level file, as the file `<sidecar file name>.names` in the sidecar's
+    > directory: the 8 bytes `DCKNSET1`, then the distinct 64-bit hashes (Spark's `xxhash64` with seed 42
+    > of the UTF-8 bytes) of the canonical name (CKPT-CONTENT-014) of every `add` and `remove` row of that
+    > sidecar, ascending, each a little-endian signed 64-bit integer, `<count>` being their number; and a writer
+    > that lists the sidecar again MUST list it with the same tag.
+    """
+    d = _require_v2(written)
+    files = {f.name: f for f in d.sidecars}
+    tagged = [
+        a for a in d.actions("sidecar") if {_ADDS, _REMOVES, _OLDEST, _NAME_SET} & set(a.get("tags") or {})
+    ]
+    if not tagged:
+        pytest.skip(f"n.a.: {written.label} records no counts or name set in its sidecar actions")
+    root = table_root_uri(written.shape.path)
+    for action in tagged:
+        name = f"{SIDECAR_DIR}/{sidecar_name(action)}"
+        if name not in files:
+            continue  # a missing sidecar is CKPT-SIDE-001's
+        tags, rows = action["tags"], files[name].rows
+        where = f"{written.label}: {name}"
+        removes = [r["remove"] for r in rows if "remove" in r]
+        held = {_ADDS: str(sum("add" in r for r in rows)), _REMOVES: str(len(removes))}
+        if removes:
+            held[_OLDEST] = str(min(int(r.get("deletionTimestamp") or 0) for r in removes))
+        for tag in (_ADDS, _REMOVES, _OLDEST):
+            if tag in tags:
+                check(
+                    "CKPT-INC-006",
+                    tags[tag] == held.get(tag),
+                    f"{where}: tag {tag}={tags[tag]}, file holds {held.get(tag)}",
+                )
+        if _NAME_SET in tags:
+            hashes = {
+                spark_xxhash64(canonical_path(r[k]["path"], root).rsplit("/", 1)[-1])
+                for r in rows
+                for k in ("add", "remove")
+                if k in r
+            }
+            problem = _name_set_problem(written.log_dir / name, str(tags[_NAME_SET]), hashes)
+            check("CKPT-INC-007", problem is None, f"{where}: {problem}")
 
 
 @pytest.mark.requirement("CKPT-PART-002", "CKPT-PART-003", "CKPT-NAME-002", "CKPT-PART-010")

@@ -13,7 +13,8 @@ of an action is computed here from the spec (:func:`_part_of`), not with ``confo
 
 * ``v1`` — a classic V1 Parquet file (spec §6);
 * ``parts`` — a 2-part V1 checkpoint, each action in the part Spark's hash partitioning gives it (§10);
-* ``v2`` — a UUID-named JSON top-level file and one UUID-named Parquet sidecar (§11, §12).
+* ``v2`` — a UUID-named JSON top-level file and one UUID-named Parquet sidecar (§11, §12), its action's
+  tags counting its rows (CKPT-INC-006).
 
 Every other profile is ``<base>.<mutation>``: the base profile's output with one defect of
 :data:`MUTATIONS`, which the conformance suite must report under the rule the defect breaks.
@@ -68,6 +69,8 @@ MUTATIONS: dict[str, tuple[str, str]] = {
     "sidecar-missing": ("v2", "the sidecar deleted after the top-level file was written"),
     "sidecar-plain-name": ("v2", "the sidecar named plain.parquet: legal, names carry no meaning"),
     "protocol-in-sidecar": ("v2", "the protocol row moved from the top-level file into the sidecar"),
+    "count-tag-off": ("v2", "the sidecar action's tag delta-ckpt.numAdds one more than the file's adds"),
+    "name-set-missing": ("v2", "the sidecar action records a name set whose file was never written"),
     "latest-for-missing": ("v1", "asked for a version without a commit, checkpoints the newest one"),
     "any-policy": ("v1", "writes whatever delta.checkpointPolicy says"),
 }
@@ -251,7 +254,7 @@ def _v2(
     sidecar = log / "_sidecars" / name
     size = _write_parquet(sidecar, files, pa.schema([f for f in schema if f.name in in_sidecar]))
     action = {"path": name, "sizeInBytes": size + (mutation == "sidecar-wrong-size"),
-              "modificationTime": sidecar.stat().st_mtime_ns // 1_000_000}  # fmt: skip
+              "modificationTime": sidecar.stat().st_mtime_ns // 1_000_000, "tags": _counts(files, mutation)}  # fmt: skip
     top: list[dict[str, Any]] = []
     if mutation != "no-checkpoint-metadata":
         top.append({"checkpointMetadata": {"version": version}})
@@ -261,6 +264,18 @@ def _v2(
     path = log / f"{version:020d}.checkpoint.{_uuid(table, f'top-{version}')}.json"
     path.write_text("".join(json.dumps(r) + "\n" for r in top))
     return [(path, len(top)), (sidecar, len(files))]
+
+
+def _counts(files: list[dict[str, Any]], mutation: str) -> dict[str, str]:
+    """The sidecar action's tags: its file's add and remove rows and oldest tombstone (CKPT-INC-006)."""
+    removes = [r["remove"] for r in files if "remove" in r]
+    adds = sum("add" in r for r in files) + (mutation == "count-tag-off")
+    tags = {"delta-ckpt.numAdds": str(adds), "delta-ckpt.numRemoves": str(len(removes))}
+    if removes:
+        tags["delta-ckpt.minDeletionTimestamp"] = str(min(r.get("deletionTimestamp") or 0 for r in removes))
+    if mutation == "name-set-missing":  # a name set recorded, its file never written (CKPT-INC-007)
+        tags["delta-ckpt.nameSet"] = f"0:{'0' * 64}"
+    return tags
 
 
 _WRITERS = {"v1": _v1, "parts": _parts, "v2": _v2}

@@ -102,6 +102,8 @@ WRITER_MUTANTS: dict[str, tuple[dict[str, str], str]] = {
     ),
     "v2.sidecar-wrong-size": ({"CKPT-SIDE-004": MUST}, " bytes, action says "),
     "v2.sidecar-reserved-name": ({"CKPT-SIDE-011": MUST, "CKPT-V2-005": MUST}, "+1.parquet"),
+    "v2.count-tag-off": ({"CKPT-INC-006": MUST}, "tag delta-ckpt.numAdds=3, file holds 2"),
+    "v2.name-set-missing": ({"CKPT-INC-007": MUST}, ".parquet.names missing (tag 0:"),
     "v1.latest-for-missing": ({"CKPT-WRITE-001": MUST}, "has no commit): the writer wrote a checkpoint"),
     "v1.any-policy": (
         {"CKPT-FEAT-009": MUST},
