@@ -25,7 +25,7 @@ from reference_impl.errors import StorageError
 from reference_impl.storage import Location, storage_for
 from reference_impl.storage import object_store as object_store_module
 from reference_impl.storage.object_store import ObjectStoreStorage
-from tests.support.servers.processes import free_port
+from tests.support.servers.processes import refused_port
 from tests.support.servers.seaweed import S3Server
 
 ERROR_LINE = re.compile(
@@ -172,7 +172,7 @@ def _bad_input_cases(s3_server: S3Server, table: Location) -> dict[str, tuple[st
         ),
         "unreachable-endpoint": (
             table.uri,
-            {**options, "AWS_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}"},
+            {**options, "AWS_ENDPOINT_URL": f"http://127.0.0.1:{refused_port()}"},
             "cannot reach the S3 endpoint",
         ),
         "read-only": (

@@ -31,7 +31,7 @@ from reference_impl.storage.hadoop import HadoopStorage
 from tests.reference_impl.cleanup.conftest import CleanupTables
 from tests.support.listings import log_files
 from tests.support.servers.hdfs import HdfsServer
-from tests.support.servers.processes import free_port
+from tests.support.servers.processes import refused_port
 
 ERROR_LINE = re.compile(
     r"^(?P<code>[A-Z_]+): (?P<message>.+?) \[file: (?P<file>[^\]]+)\]( \[rule: [^\]]+\])?$"
@@ -170,7 +170,7 @@ def test_hdfs_storage_operations(spark: SparkSession, hdfs_tables: str) -> None:
 @pytest.mark.spark
 def test_unreachable_namenode_is_one_error(spark: SparkSession, capsys: pytest.CaptureFixture[str]) -> None:
     """``delta-ckpt checkpoint hdfs://127.0.0.1:<closed port>/t``: exit 2, one STORAGE_ERROR naming the table."""
-    uri = f"hdfs://127.0.0.1:{free_port()}/t"
+    uri = f"hdfs://127.0.0.1:{refused_port()}/t"
     status = main(["checkpoint", uri])
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1, f"{uri}: exit {status}, stderr {err}"

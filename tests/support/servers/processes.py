@@ -1,4 +1,4 @@
-"""Child processes of the test servers: free loopback ports, readiness, and stopping a whole process group.
+"""Child processes of the test servers: free loopback ports, a refused one, readiness, and stopping a whole process group.
 
 Every server starts through :func:`spawn`: in a session of its own (``start_new_session=True``), so
 stopping it signals its process group and nothing it forked (JVM children, executors) is left behind;
@@ -9,6 +9,7 @@ stopping it (a killed or timed-out run runs no finaliser). Nothing here ever sig
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import socket
@@ -25,12 +26,19 @@ LOOPBACK = "127.0.0.1"
 DIE_WITH_PARENT = Path(__file__).resolve().with_name("die_with_parent.py")
 
 
-def free_port() -> int:
-    """A loopback port that was free a moment ago (for servers that cannot pick their own)."""
-    with socket.socket() as sock:
-        sock.bind((LOOPBACK, 0))
-        port: int = sock.getsockname()[1]
-        return port
+@functools.cache
+def _refusing_socket() -> socket.socket:
+    sock = socket.socket()
+    sock.bind((LOOPBACK, 0))
+    return sock
+
+
+def refused_port() -> int:
+    """A loopback port on which every connection is refused while this process runs (an unreachable server).
+
+    This process holds it bound and never listens on it, so no other process can take it; a port that was
+    merely free a moment ago could be taken by another test process's server before the test connects."""
+    return int(_refusing_socket().getsockname()[1])
 
 
 def free_ports(names: Iterable[str]) -> dict[str, int]:
