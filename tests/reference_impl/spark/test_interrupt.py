@@ -17,8 +17,9 @@ import sys
 
 from tests.support import REPO_ROOT
 
-#: A command line's session (own temp root): Ctrl-C in a py4j call that lasts 2 s, then calls of its
-#: own until after that call has returned in the JVM; prints what py4j logged and how the calls went.
+#: A command line's session (own temp root): Ctrl-C while the main thread waits in the JVM for a lock
+#: another thread holds (sent once the JVM reports a thread queued on it: no timing), then calls of
+#: its own until a second after the waiting call could return; prints what py4j logged and how the calls went.
 PROGRAM = """
 import json, logging, os, signal, threading, time
 from reference_impl.spark import session
@@ -30,16 +31,36 @@ handler = logging.Handler()
 handler.emit = lambda record: messages.append(record.getMessage())
 logging.getLogger("py4j").setLevel(logging.INFO)
 logging.getLogger("py4j").addHandler(handler)
-threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
-started = time.monotonic()
+lock = context._jvm.java.util.concurrent.locks.ReentrantLock()
+held, release = threading.Event(), threading.Event()
+
+def hold():  # py4j pins a JVM thread to this thread: lock and unlock run on the same one
+    lock.lock()
+    held.set()
+    release.wait()
+    lock.unlock()
+
+def interrupt_once_queued():
+    deadline = time.monotonic() + 300
+    while not lock.hasQueuedThreads() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os.kill(os.getpid(), signal.SIGINT)
+
+holder = threading.Thread(target=hold)
+holder.start()
+held.wait(300)
+threading.Thread(target=interrupt_once_queued).start()
 try:
-    context._jvm.java.lang.Thread.sleep(2000)
+    lock.lock()
     interrupted = False
 except KeyboardInterrupt:
     interrupted = True
+release.set()
+holder.join(300)
+released = time.monotonic()
 calls, error = 0, None
 try:
-    while time.monotonic() - started < 3:
+    while time.monotonic() - released < 1:
         context._jvm.java.lang.System.nanoTime()
         calls += 1
 except Exception as exc:
@@ -52,7 +73,7 @@ session.exit_now(0)
 
 def test_ctrl_c_in_a_py4j_call_sends_no_cancel_command_and_later_calls_work() -> None:
     """The interrupted call raises ``KeyboardInterrupt``; py4j sends no cancel command; calls made
-    until after the interrupted call has returned in the JVM all succeed."""
+    after the interrupted call could return in the JVM all succeed."""
     env = {**os.environ, "DELTA_CKPT_SPARK_MASTER": "local[1]"}
     proc = subprocess.run(
         [sys.executable, "-c", PROGRAM], env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600
@@ -60,6 +81,6 @@ def test_ctrl_c_in_a_py4j_call_sends_no_cancel_command_and_later_calls_work() ->
     lines = proc.stdout.strip().splitlines()
     assert proc.returncode == 0 and lines, f"exit {proc.returncode}: {proc.stderr[-2000:]}"
     seen = json.loads(lines[-1])
-    assert seen["interrupted"], f"the 2-s call was not interrupted by SIGINT: {seen}"
+    assert seen["interrupted"], f"the waiting call was not interrupted by SIGINT: {seen}"
     assert seen["cancels"] == [], f"py4j sent the JVM cancel commands: {seen['cancels']}"
     assert seen["error"] is None and seen["calls"] > 0, f"calls after the interrupt: {seen}"
