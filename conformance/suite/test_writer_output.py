@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 from conformance.adapter import AdapterError
@@ -31,7 +32,7 @@ from conformance.suite.conftest import WrittenTable, listing, shape_variant
 from conformance.tables.shapes import BUILDERS
 from spec.schemas import validator
 from spec.table_state import TableState
-from spec.vocabulary import LogFileKind
+from spec.vocabulary import LogFileKind, TopLevelFormat
 
 _UNRESERVED = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
@@ -571,6 +572,54 @@ def _hint(written: WrittenTable) -> tuple[str, dict[str, Any]]:
             pytest.fail(f"{written.label}: no _last_checkpoint written", pytrace=False)
         pytest.skip(f"n.a.: {written.label} does not write _last_checkpoint")
     return found
+
+
+def _arrow_shape(t: Any) -> Any:
+    """The nesting and field names of a pyarrow type (primitive types as None)."""
+    if pa.types.is_struct(t):
+        return [(f.name, _arrow_shape(f.type)) for f in t]
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return ("array", _arrow_shape(t.value_type))
+    if pa.types.is_map(t):
+        return ("map", _arrow_shape(t.key_type), _arrow_shape(t.item_type))
+    return None
+
+
+def _spark_shape(t: Any) -> Any:
+    """The nesting and field names of a Spark ``DataType`` JSON value (primitive types as None)."""
+    if isinstance(t, dict) and t.get("type") == "struct":
+        return [(f.get("name"), _spark_shape(f.get("type"))) for f in t.get("fields") or []]
+    if isinstance(t, dict) and t.get("type") == "array":
+        return ("array", _spark_shape(t.get("elementType")))
+    if isinstance(t, dict) and t.get("type") == "map":
+        return ("map", _spark_shape(t.get("keyType")), _spark_shape(t.get("valueType")))
+    return None
+
+
+@pytest.mark.requirement("CKPT-LAST-005")
+def test_last_checkpoint_schema_is_the_files(written: WrittenTable) -> None:
+    """``_last_checkpoint.checkpointSchema`` is absent for a JSON top-level file; present for Parquet, its
+    fields nest and are named as the top-level file's Parquet schema (the primitive types are not compared).
+
+    Spec: CKPT-LAST-005
+    > When present, `checkpointSchema` MUST be the Spark `StructType` JSON of the schema of the described
+    > checkpoint's Parquet top-level file or parts, and it MUST be absent when the top-level file is JSON.
+    """
+    _, hint = _hint(written)
+    d = _decoded(written)
+    top = d.top[0]
+    where = f"{written.label}: _last_checkpoint.checkpointSchema"
+    if top.format is TopLevelFormat.JSON:
+        assert "checkpointSchema" not in hint, f"{where} present, the top-level file {top.name} is JSON"
+        return
+    if "checkpointSchema" not in hint:
+        pytest.skip(f"n.a.: {written.label} writes no checkpointSchema")
+    want = [(f.name, _arrow_shape(f.type)) for f in top.schema]
+    got = _spark_shape(hint["checkpointSchema"])
+    assert got == want, (
+        f"{where} has fields {[n for n, _ in got or []]}, {top.name} has {[n for n, _ in want]}"
+        + ("" if [n for n, _ in got or []] != [n for n, _ in want] else " (their nested fields differ)")
+    )
 
 
 @pytest.mark.requirement("CKPT-LAST-001", "CKPT-CKSUM-002", "CKPT-CKSUM-003")

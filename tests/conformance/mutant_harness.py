@@ -71,6 +71,8 @@ MUTATIONS: dict[str, tuple[str, str]] = {
     "protocol-in-sidecar": ("v2", "the protocol row moved from the top-level file into the sidecar"),
     "count-tag-off": ("v2", "the sidecar action's tag delta-ckpt.numAdds one more than the file's adds"),
     "name-set-missing": ("v2", "the sidecar action records a name set whose file was never written"),
+    "last-schema-short": ("v1", "_last_checkpoint.checkpointSchema with one field, a string 'add'"),
+    "last-schema-on-json": ("v2", "_last_checkpoint.checkpointSchema for a JSON top-level file"),
     "latest-for-missing": ("v1", "asked for a version without a commit, checkpoints the newest one"),
     "any-policy": ("v1", "writes whatever delta.checkpointPolicy says"),
 }
@@ -183,6 +185,9 @@ def write_checkpoint(table: Path, profile: str, version: int) -> None:
         hint["sizeInBytes"] += 1
     elif mutation == "last-missing-version":
         hint["version"] = version + 1
+    if mutation in ("last-schema-short", "last-schema-on-json"):  # one field; or any, for a JSON top level
+        field = {"name": "add", "type": "string", "nullable": True, "metadata": {}}
+        hint["checkpointSchema"] = {"type": "struct", "fields": [field]}
     value = checksum(hint) if mutation != "last-bad-checksum" else checksum({"other": 1})
     if mutation == "last-fraction":
         hint["mutant.ratio"] = 0.5  # (a checksum of it would depend on how the reader prints 0.5)

@@ -104,6 +104,8 @@ WRITER_MUTANTS: dict[str, tuple[dict[str, str], str]] = {
     "v2.sidecar-reserved-name": ({"CKPT-SIDE-011": MUST, "CKPT-V2-005": MUST}, "+1.parquet"),
     "v2.count-tag-off": ({"CKPT-INC-006": MUST}, "tag delta-ckpt.numAdds=3, file holds 2"),
     "v2.name-set-missing": ({"CKPT-INC-007": MUST}, ".parquet.names missing (tag 0:"),
+    "v1.last-schema-short": ({"CKPT-LAST-005": MUST}, "checkpointSchema has fields ['add'], "),
+    "v2.last-schema-on-json": ({"CKPT-LAST-005": MUST}, "checkpointSchema present, the top-level file "),
     "v1.latest-for-missing": ({"CKPT-WRITE-001": MUST}, "has no commit): the writer wrote a checkpoint"),
     "v1.any-policy": (
         {"CKPT-FEAT-009": MUST},
