@@ -62,9 +62,11 @@ def test_a_killed_test_process_takes_its_server_with_it(tmp_path: Path) -> None:
     try:
         ended, _, _ = select.select([server_fd], [], [], PATIENCE_S)
         alive = Path(f"/proc/{server}/cmdline").read_bytes().split(b"\0")[:3] if not ended else []
+        if not ended:  # the test fails: stop exactly the server it started (its pidfd), leave none running
+            signal.pidfd_send_signal(server_fd, signal.SIGKILL)
     finally:
         os.close(server_fd)
-        for socket in grpc_sockets(argv) if ended else []:  # the finaliser that removes them did not run
+        for socket in grpc_sockets(argv):  # the finaliser that removes them did not run
             socket.unlink(missing_ok=True)
     assert stand_in.returncode == -signal.SIGKILL, f"stand-in exit {stand_in.returncode}: {stderr[-1500:]!r}"
     assert ended, f"server {server} ({alive}) still runs {PATIENCE_S:.0f} s after its test process was killed"
