@@ -268,7 +268,10 @@ class HadoopStorage:
         status = self._status(directory)
         if status is None or not status.isDirectory():
             return None
-        return int(status.getModificationTime())
+        mtime = int(status.getModificationTime())
+        # 0: the connector keeps no time for directories (S3A's status of a prefix without a marker);
+        # "unknown", never "older than any cutoff" (the cleaner keeps what it cannot date).
+        return mtime if mtime > 0 else None
 
     def real(self, location: Location) -> Location:
         return location  # Hadoop's FileSystem API has symbolic links disabled by default (FileSystem.areSymlinksEnabled)
