@@ -109,10 +109,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """Each test's worker and start time, as JUnit properties: ``.ci/run`` prints the run's schedule from them."""
+    """Each test's worker and start time, as JUnit properties: ``.ci/run`` prints the run's schedule from them.
+
+    The start is in seconds, truncated to the millisecond (never rounded up past the real start).
+    """
+    millis = time.time_ns() // 1_000_000
     item.user_properties += [
         ("worker", os.environ.get("PYTEST_XDIST_WORKER", "-")),
-        ("started", f"{time.time():.3f}"),
+        ("started", f"{millis // 1000}.{millis % 1000:03d}"),
     ]
 
 
