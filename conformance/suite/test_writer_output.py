@@ -445,8 +445,10 @@ def _name_set_problem(sidecar: Path, tag: str, hashes: set[int]) -> str | None:
     body = data[len(_NAME_SET_MAGIC) :]
     if not data.startswith(_NAME_SET_MAGIC) or len(body) % 8:
         return f"{names.name}: {len(data)} bytes starting {data[:8]!r}, not DCKNSET1 + 8-byte hashes"
-    if tag != f"{len(body) // 8}:{hashlib.sha256(data).hexdigest()}":
-        return f"{names.name}: tag {tag}, file has {len(body) // 8} hashes, SHA-256 {hashlib.sha256(data).hexdigest()}"
+    held = f"{len(body) // 8}:{hashlib.sha256(data).hexdigest()}"
+    if tag != held:
+        count, sha = held.split(":")
+        return f"{names.name}: tag {tag}, file has {count} hashes, SHA-256 {sha}"
     found = [int.from_bytes(body[i : i + 8], "little", signed=True) for i in range(0, len(body), 8)]
     if found != sorted(hashes):
         return f"{names.name}: {len(found)} hashes, not the {len(hashes)} distinct name hashes ascending"

@@ -28,7 +28,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from importlib import metadata
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from reference_impl import __version__
 from reference_impl.cli.common import emit_json
@@ -39,6 +39,8 @@ from spec.error_codes import ErrorCode
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
+
+_T = TypeVar("_T")
 
 ENTRY_POINT_GROUP = "delta_ckpt.commands"
 #: The implementation's own commands, listed first and in this order; other groups follow by name.
@@ -173,16 +175,18 @@ class _CallersHooks:
         self._hooks = hooks
 
     def reached(self, point: PublicationPoint, count: int | None = None) -> None:
-        try:
-            self._hooks.reached(point, count)
-        except BaseException as exc:
-            raise _HookRaised(exc) from exc
+        _as_callers(lambda: self._hooks.reached(point, count))
 
     def prepare(self, df: DataFrame) -> DataFrame:
-        try:
-            return self._hooks.prepare(df)
-        except BaseException as exc:
-            raise _HookRaised(exc) from exc
+        return _as_callers(lambda: self._hooks.prepare(df))
+
+
+def _as_callers(call: Callable[[], _T]) -> _T:
+    """``call()``; whatever it raises, carried past the command's error handling (:class:`_HookRaised`)."""
+    try:
+        return call()
+    except BaseException as exc:
+        raise _HookRaised(exc) from exc
 
 
 def _exit_status(exc: SystemExit) -> int:
