@@ -17,7 +17,6 @@ import uuid
 
 import obstore
 import pytest
-from obstore.store import S3Store
 
 from conformance.tables.builder import metadata, protocol, schema, schema_field, write_log
 from reference_impl.cli.main import main
@@ -37,22 +36,8 @@ def _prefix(s3_server: S3Server) -> Location:
     return Location.parse(s3_server.uri(f"t-{uuid.uuid4().hex[:8]}"))
 
 
-def _raw_store(s3_server: S3Server) -> S3Store:
-    """A client independent of the storage under test, to check what the bucket really holds."""
-    return S3Store(
-        s3_server.bucket,
-        config={
-            "endpoint": s3_server.endpoint,
-            "region": "us-east-1",
-            "access_key_id": s3_server.access_key,
-            "secret_access_key": s3_server.secret_key,
-        },
-        client_options={"allow_http": True},
-    )
-
-
 def _bucket_listing(s3_server: S3Server) -> list[tuple[str, int, str | None]]:
-    store = _raw_store(s3_server)
+    store = s3_server.raw_store()
     return sorted(
         (str(meta["path"]), int(meta["size"]), meta.get("e_tag"))
         for chunk in obstore.list(store)

@@ -19,19 +19,6 @@ from tests.reference_impl.validate.helpers import copy_fixture, describe
 from tests.support.servers.seaweed import S3Server
 
 
-def _store(s3_server: S3Server) -> S3Store:
-    return S3Store(
-        s3_server.bucket,
-        config={
-            "endpoint": s3_server.endpoint,
-            "region": "us-east-1",
-            "access_key_id": s3_server.access_key,
-            "secret_access_key": s3_server.secret_key,
-        },
-        client_options={"allow_http": True},
-    )
-
-
 def _listing(store: S3Store) -> list[tuple[str, int, str | None, str]]:
     return sorted(
         (str(m["path"]), int(m["size"]), m.get("e_tag"), str(m["last_modified"]))
@@ -51,7 +38,7 @@ def test_same_findings_on_s3_and_nothing_written(fixture: str, s3_server: S3Serv
     """Findings on s3:// equal those on the local copy (rule, level, file, value seen); the bucket is unchanged."""
     local = copy_fixture(fixture, tmp_path)
     prefix = f"validate-{uuid.uuid4().hex[:8]}"
-    store = _store(s3_server)
+    store = s3_server.raw_store()
     for path in sorted(p for p in local.rglob("*") if p.is_file()):
         obstore.put(store, f"{prefix}/{path.relative_to(local).as_posix()}", path.read_bytes())
     before = _listing(store)

@@ -26,8 +26,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 from xml.etree import ElementTree
+
+if TYPE_CHECKING:
+    from obstore.store import S3Config, S3Store
 
 from tests.support.servers.processes import LOOPBACK, free_ports, spawn, stop_group, wait_until
 
@@ -66,6 +70,27 @@ class S3Server:
 
     def uri(self, key: str) -> str:
         return f"s3://{self.bucket}/{key.strip('/')}"
+
+    def raw_store(self, *, probe: bool = False) -> S3Store:
+        """An obstore client of the bucket, independent of the storage under test: to check what the bucket
+        really holds. ``probe``: one try a request, each bounded (obstore's default retries for 180 s
+        against a port nothing answers on), for the start-up's readiness probe."""
+        from obstore.store import S3Store
+
+        config: S3Config = {
+            "endpoint": self.endpoint,
+            "region": "us-east-1",
+            "access_key_id": self.access_key,
+            "secret_access_key": self.secret_key,
+        }
+        if not probe:
+            return S3Store(self.bucket, config=config, client_options={"allow_http": True})
+        return S3Store(
+            self.bucket,
+            config=config,
+            client_options={"allow_http": True, "timeout": "30s", "connect_timeout": "10s"},
+            retry_config={"max_retries": 0},
+        )
 
     def requests_by_type(self) -> Counter[str]:
         """The server's S3 request counters (``SeaweedFS_s3_request_total`` on its metrics port), summed over
@@ -179,21 +204,8 @@ def _remove_sockets(argv: list[str]) -> None:
 
 def _ready(server: S3Server) -> bool:
     import obstore
-    from obstore.store import S3Store
 
-    store = S3Store(
-        server.bucket,
-        config={
-            "endpoint": server.endpoint,
-            "region": "us-east-1",
-            "access_key_id": server.access_key,
-            "secret_access_key": server.secret_key,
-        },
-        # One try a probe, each bounded: wait_until checks between probes whether weed exited (obstore's
-        # default retries for 180 s against a port nothing answers on).
-        client_options={"allow_http": True, "timeout": "30s", "connect_timeout": "10s"},
-        retry_config={"max_retries": 0},
-    )
+    store = server.raw_store(probe=True)  # wait_until checks between probes whether weed exited
     obstore.put(store, ".ready-probe", b"x")
     obstore.delete(store, ".ready-probe")
     return True
