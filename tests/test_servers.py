@@ -12,10 +12,13 @@ import select
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import pytest
+
 from tests.support import REPO_ROOT
-from tests.support.servers.processes import DIE_WITH_PARENT
+from tests.support.servers.processes import DIE_WITH_PARENT, wait_until
 from tests.support.servers.seaweed import grpc_sockets
 
 #: A stand-in for a test process: starts SeaweedFS as the ``s3_server`` fixture does, says when it is
@@ -88,3 +91,37 @@ def test_a_server_whose_parent_is_already_gone_does_not_start() -> None:
         f"{DIE_WITH_PARENT}: exit {done.returncode}, {done.stdout!r}"
     )
     assert "ended before echo started" in done.stderr, done.stderr
+
+
+def test_a_readiness_probe_that_cannot_run_fails_at_once_not_at_the_deadline() -> None:
+    """A probe whose own code is broken (here an import that fails) is not a server still starting: the
+    error is raised on the first call, not turned into "not ready in time" when the deadline passes."""
+    calls = 0
+
+    def broken_probe() -> bool:
+        nonlocal calls
+        calls += 1
+        from obstore.store import NoSuchStore  # type: ignore[attr-defined]  # noqa: F401
+
+        return True
+
+    started = time.monotonic()
+    with pytest.raises(ImportError, match="NoSuchStore"):
+        wait_until(broken_probe, time.monotonic() + 60, None, "a server")
+    assert calls == 1, f"the probe ran {calls} times"
+    assert time.monotonic() - started < 5
+
+
+def test_a_probe_that_fails_to_connect_is_retried_until_the_deadline() -> None:
+    """A refused connection means "not ready yet": the probe is called again until the deadline, and the
+    timeout names the last error."""
+    calls = 0
+
+    def refused() -> bool:
+        nonlocal calls
+        calls += 1
+        raise ConnectionRefusedError("connection refused")
+
+    with pytest.raises(TimeoutError, match="connection refused"):
+        wait_until(refused, time.monotonic() + 0.5, None, "a server")
+    assert calls >= 2, f"the probe ran {calls} times"

@@ -69,7 +69,9 @@ def spawn(argv: list[str], **popen: Any) -> subprocess.Popen[bytes]:
 def wait_until(
     ready: Callable[[], bool], deadline: float, proc: subprocess.Popen[bytes] | None, what: str
 ) -> None:
-    """Call ``ready()`` until it returns true; fail when ``proc`` exits or ``deadline`` passes."""
+    """Call ``ready()`` until it returns true; fail when ``proc`` exits or ``deadline`` passes. An error of
+    the probe's own code (an import, a name, a call that cannot be made) is raised at once: waiting cannot
+    cure it, and it would otherwise surface minutes later as a server that "was not ready in time"."""
     last: BaseException | None = None
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
@@ -77,6 +79,8 @@ def wait_until(
         try:
             if ready():
                 return
+        except (ImportError, NameError, TypeError):
+            raise
         except Exception as exc:  # not ready yet
             last = exc
         time.sleep(0.1)
