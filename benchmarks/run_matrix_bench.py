@@ -16,7 +16,7 @@ Usage (``MATRIX_RESULTS.md`` shows the command that produced it)::
 
     .venv/bin/python benchmarks/run_matrix_bench.py --workers 1 2 --reps 3                 # the default matrix
     .venv/bin/python benchmarks/run_matrix_bench.py --workers 1 2 --reps 1 -- --shapes quick
-    .venv/bin/python benchmarks/run_matrix_bench.py --schedule reports/conformance/results.json  # one run's
+    .venv/bin/python benchmarks/run_matrix_bench.py --schedule reports/conformance/results.json  # one run's, set-ups apart
     .venv/bin/python benchmarks/run_matrix_bench.py --replay reports/conformance  # its tests' times, rescheduled
 
 ``--replay`` takes a report directory (``results.json`` and ``junit.xml``, of any run, with or without
@@ -241,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         default=None,
         metavar="RESULTS_JSON",
-        help="print one run's schedule and stop",
+        help="print one run's schedule (set-up and calls apart, the 15 costliest set-ups) and stop",
     )
     parser.add_argument(
         "--replay",
@@ -255,7 +255,8 @@ def main(argv: list[str] | None = None) -> int:
         print(replay(args.replay))
         return 0
     if args.schedule is not None:
-        print(schedule(from_results(json.loads(args.schedule.read_text())["results"]), "implementation", 12))
+        rows = from_results(json.loads(args.schedule.read_text())["results"])
+        print(schedule(rows, "implementation", 12, 15))
         return 0
     work = args.work or Path(tempfile.mkdtemp(prefix="matrix-bench-"))
     runs = []

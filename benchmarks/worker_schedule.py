@@ -6,6 +6,9 @@ conformance run's from its ``results.json``. Each test is a :class:`Timed` row (
 and a label: its worker here, its implementation in the matrix); :func:`schedule` prints per worker its tests,
 the seconds its tests took and when its last test ended (seconds after the run's first test started), the
 tail (how long the last worker ran on after the first had finished) and the files that took the most seconds.
+A results.json also gives each test's set-up seconds (``setup``): its files' seconds are then shown as set-up
+and calls apart, followed by the most expensive set-ups by test id (a cross test's id names the writer,
+profile and shape whose output its set-up made).
 
 The JUnit XML needs each test's worker and start time: ``tests/conftest.py`` records them as the test case's
 ``worker`` and ``started`` properties (a JUnit ``time`` is set-up, call and teardown). ``--file-seconds``
@@ -41,13 +44,16 @@ _CPU_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "st
 
 @dataclass(frozen=True)
 class Timed:
-    """One test: its file's name, the worker that ran it, when it started (s, any epoch) and how long it took."""
+    """One test: its file's name, the worker that ran it, when it started (s, any epoch) and how long it took;
+    from a results.json also its set-up's seconds (part of ``seconds``) and its id within the file."""
 
     file: str
     worker: str
     started: float
     seconds: float
     label: str
+    setup: float | None = None
+    test: str = ""
 
 
 def from_junit(path: Path) -> list[Timed]:
@@ -71,6 +77,8 @@ def from_results(results: list[dict[str, Any]], label: str = "implementation") -
             r["startedAt"] / 1000,
             (r["finishedAt"] - r["startedAt"]) / 1000,
             _played_by(r) if label == "implementation" else r.get("worker", "-"),
+            r.get("setup"),
+            r["nodeid"].split("::", 1)[-1],
         )
         for r in results
         if "startedAt" in r
@@ -90,9 +98,10 @@ def worker_ends(rows: Iterable[Timed]) -> dict[str, float]:
     return dict(sorted(ends.items()))
 
 
-def schedule(rows: list[Timed], label: str = "worker", top: int = 10) -> str:
+def schedule(rows: list[Timed], label: str = "worker", top: int = 10, setups: int = 15) -> str:
     """Per worker its tests, their seconds and when its last test ended; the tail; the ``top`` (file, label)
-    pairs that took the most seconds, with their tests."""
+    pairs that took the most seconds, with their tests — and, when the rows have set-up times, each pair's
+    set-up and call seconds apart and the ``setups`` most expensive set-ups."""
     ends = worker_ends(rows)
     if not ends:
         return "no test times in this run (no worker/start time per test)"
@@ -102,13 +111,26 @@ def schedule(rows: list[Timed], label: str = "worker", top: int = 10) -> str:
         lines.append(f"| {worker} | {len(mine)} | {sum(r.seconds for r in mine):.1f} | {end:.1f} |")
     lines.append(f"\nTail: {max(ends.values()) - min(ends.values()):.1f} s.")
     seconds: dict[tuple[str, str], float] = {}
+    setup: dict[tuple[str, str], float] = {}
     tests: Counter[tuple[str, str]] = Counter()
     for r in rows:
         seconds[r.file, r.label] = seconds.get((r.file, r.label), 0.0) + r.seconds
+        setup[r.file, r.label] = setup.get((r.file, r.label), 0.0) + (r.setup or 0.0)
         tests[r.file, r.label] += 1
-    lines += ["", f"| test file | {label} | tests | seconds |", "|---|---|---|---|"]
     slowest = sorted(seconds.items(), key=lambda item: -item[1])[:top]
-    lines += [f"| {f} | {lab} | {tests[f, lab]} | {sec:.1f} |" for (f, lab), sec in slowest]
+    timed = [r for r in rows if r.setup is not None]
+    if not timed:
+        lines += ["", f"| test file | {label} | tests | seconds |", "|---|---|---|---|"]
+        lines += [f"| {f} | {lab} | {tests[f, lab]} | {sec:.1f} |" for (f, lab), sec in slowest]
+        return "\n".join(lines)
+    lines += ["", f"| test file | {label} | tests | seconds | set-up | calls |", "|---|---|---|---|---|---|"]
+    lines += [
+        f"| {f} | {lab} | {tests[f, lab]} | {sec:.1f} | {setup[f, lab]:.1f} | {sec - setup[f, lab]:.1f} |"
+        for (f, lab), sec in slowest
+    ]
+    lines += ["", "| set-up (s) | worker | test |", "|---|---|---|"]
+    costly = sorted(timed, key=lambda r: -(r.setup or 0.0))[:setups]
+    lines += [f"| {r.setup:.1f} | {r.worker} | {r.file}::{r.test} |" for r in costly]
     return "\n".join(lines)
 
 

@@ -63,6 +63,8 @@ _CHECKS = pytest.StashKey["Checks"]()
 _FAILED_BY_CHECKS = pytest.StashKey[bool]()
 #: When the test's set-up started (s since epoch): a result's ``startedAt``.
 _SETUP_START = pytest.StashKey[float]()
+#: How long the test's set-up took (s): a result's ``setup``.
+_SETUP_SECONDS = pytest.StashKey[float]()
 #: The longest failure message kept in results.json (a whole state difference fits).
 MAX_MESSAGE_CHARS = 20_000
 
@@ -677,6 +679,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report: pytest.TestReport = outcome.get_result()
     if report.when == "setup":
         item.stash[_SETUP_START] = report.start
+        item.stash[_SETUP_SECONDS] = report.duration
     result = _result(_state(item.config), item, report)
     if result is not None:
         report.__dict__["ckpt_result"] = result  # travels with the report (from an xdist worker too)
@@ -802,6 +805,8 @@ def _result(state: _PluginState, item: pytest.Item, report: pytest.TestReport) -
         "nodeid": report.nodeid,
         "outcome": outcome,
         "duration": round(report.duration, 3),
+        # the set-up phase apart: a group's shared output (a writer's table) is made in its first test's set-up
+        "setup": round(float(item.stash.get(_SETUP_SECONDS, 0.0)), 3),
         # when and where it ran, so a run's schedule can be read afterwards (which worker finished last)
         **({"worker": str(workerinput["workerid"])} if workerinput is not None else {}),
         "startedAt": int(item.stash.get(_SETUP_START, report.start) * 1000),

@@ -138,6 +138,31 @@ def test_the_matrix_schedule_labels_files_by_implementation(worker_schedule: Mod
         assert line in shown, f"schedule of {results} printed no {line!r}:\n{shown}"
 
 
+def test_the_matrix_schedule_shows_set_ups_apart(worker_schedule: ModuleType) -> None:
+    """With results.json's ``setup`` seconds, each (file, implementation) pair's seconds are split into set-up
+    and calls, and the costliest set-ups are listed by test id, most expensive first, at most ``setups``."""
+    results = [
+        {
+            "nodeid": f"conformance/suite/test_cross.py::test_cross[reference:{profile}-partitioned-reference]",
+            "worker": "gw0",
+            "reader": "reference",
+            "startedAt": start,
+            "finishedAt": start + 4000,
+            "setup": setup,
+        }
+        for profile, start, setup in (("v1", 1000, 3.2), ("v2-json", 5000, 1.5), ("v2-classic", 9000, 0.3))
+    ]
+    shown = worker_schedule.schedule(worker_schedule.from_results(results), "implementation", setups=2)
+    # 3 tests of 4 s each: 12 s, of which 3.2 + 1.5 + 0.3 = 5.0 set-up
+    assert "| test file | implementation | tests | seconds | set-up | calls |" in shown, shown
+    assert "| test_cross.py | reference | 3 | 12.0 | 5.0 | 7.0 |" in shown, shown
+    top = shown.split("| set-up (s) | worker | test |\n|---|---|---|\n", 1)[-1].splitlines()
+    assert top == [
+        "| 3.2 | gw0 | test_cross.py::test_cross[reference:v1-partitioned-reference] |",
+        "| 1.5 | gw0 | test_cross.py::test_cross[reference:v2-json-partitioned-reference] |",
+    ], shown
+
+
 def test_this_test_s_worker_and_start_are_recorded(request: pytest.FixtureRequest) -> None:
     """The suite records each test's worker and start time for its JUnit XML (``tests/conftest.py``)."""
     props = dict(request.node.user_properties)

@@ -105,6 +105,9 @@ def test_matrix_benchmark_smoke(deltalake: ModuleType, tmp_path: Path) -> None:
     ).stdout
     assert "| gw0 |" in shown and "| gw1 |" in shown and "Tail:" in shown, f"--schedule printed {shown!r}"
     assert "| test_reader_fixtures.py | dl |" in shown, f"--schedule printed no time by file: {shown!r}"
+    assert "| set-up (s) | worker | test |\n|---|---|---|\n| " in shown, (
+        f"--schedule printed no set-ups: {shown!r}"
+    )
     replayed = subprocess.run(
         [sys.executable, bench, "--replay", str(report)],
         capture_output=True,

@@ -86,6 +86,10 @@ def test_matching_state_passes_and_wrong_version_state_fails(
     results = json.loads((pytester.path / "results.json").read_text())
     assert not list(validator("results.schema.json").iter_errors(results)), "results.json violates its schema"
     outcomes = {r["fixture"]: r["outcome"] for r in results["results"]}
+    for r in results["results"]:  # the set-up's seconds, apart from the call's, within the test's span
+        assert 0 <= r["setup"] <= (r["finishedAt"] - r["startedAt"]) / 1000 + 0.001, (
+            f"{r['nodeid']}: set-up {r['setup']} s, ran {r['startedAt']}..{r['finishedAt']} ms"
+        )
     assert outcomes == {"valid/v1_classic|v3": "failed", "valid/v1_classic|v4": "passed"}, outcomes
     assert all("CKPT-V1-002" in r["requirements"] for r in results["results"]), (
         "fixture requirements not recorded"
