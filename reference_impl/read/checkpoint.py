@@ -15,14 +15,16 @@ file against a Hadoop ``.<name>.crc`` beside it (:mod:`reference_impl.read.hadoo
 catches truncated, missing and checksum-failing files early so the caller can fall back to an older
 checkpoint (``CKPT-READ-012``). A failure that only a later Spark job meets is reported as
 ``CHECKPOINT_CORRUPT`` naming the checkpoint (:func:`checkpoint_job_error`).
-Non-file actions are collected to the driver; file actions stay a lazy ``DataFrame``.
+Non-file actions are collected to the driver; file actions stay a lazy ``DataFrame``, planned on
+first use (:attr:`CheckpointContent.file_actions`).
 """
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
@@ -42,7 +44,7 @@ from reference_impl.log.actions import FILE_ACTIONS, NON_FILE_COLUMNS, V2_TOP_LE
 from reference_impl.log.listing import CheckpointInstance
 from reference_impl.read.hadoop_checksum import verify_hadoop_checksum
 from reference_impl.read.sidecars import ResolvedSidecar, resolve_sidecar
-from reference_impl.spark.columns import select_conformed
+from reference_impl.spark.columns import check_conformable, select_conformed
 from reference_impl.spark.jobs import ObservedMetrics, first_line, spark_errors
 from reference_impl.spark.schemas import ACTION_STRUCTS, ADD, REMOVE, single_action_schema
 from reference_impl.storage import FileInfo, Location, Storage
@@ -63,8 +65,15 @@ class CheckpointContent:
     non_file_actions: list[dict[str, Any]]  # single-action dicts, file order (no checkpointMetadata/sidecar)
     checkpoint_metadata: dict[str, Any] | None
     sidecars: tuple[ResolvedSidecar, ...]
-    file_actions: DataFrame  # columns add (ADD), remove (REMOVE)
     inline_file_actions: int
+    #: Plans the scan of the file actions; the files it reads were checked already.
+    scan: Callable[[], DataFrame] = field(repr=False)
+
+    @functools.cached_property
+    def file_actions(self) -> DataFrame:
+        """Columns ``add`` (ADD), ``remove`` (REMOVE). Planned on first use: an incremental write that
+        lists every sidecar again never reads them, and Spark analyses a scan as it is made (issue #12)."""
+        return self.scan()
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -136,39 +145,67 @@ def _spark_schema(written: bytes | None) -> T.StructType | None:
     return schema
 
 
-def _read_parquet_groups(
+@dataclass(frozen=True)
+class _ParquetGroup:
+    """Parquet files with one footer schema: the Spark schema they are read with, and their rows
+    (a DataFrame built on use)."""
+
+    schema: T.StructType
+    rows: Callable[[], DataFrame]
+
+
+def _checked_groups(
     spark: SparkSession,
     storage: Storage,
     files: Sequence[tuple[Location, int | None]],
     targets: dict[str, Any],
     where: str,
-) -> DataFrame:
-    """Read Parquet files (each with the size it must have, or None) grouped by identical footer
-    schema, conform each group, union them; every footer is checked once (:func:`check_parquet_footer`).
+) -> list[_ParquetGroup]:
+    """Parquet files (each with the size it must have, or None) grouped by identical footer schema,
+    every footer checked once (:func:`check_parquet_footer`) and every group's columns checked
+    against ``targets`` (:func:`~reference_impl.spark.columns.check_conformable`): all that decides
+    a fall-back to an older checkpoint, before any scan is planned.
 
     A group whose footers hold the Spark schema Spark wrote (:data:`_SPARK_SCHEMA_KEY`) is read with
     that schema: the one Spark's inference would take from the same footer, without the Spark job
     that inference runs; and, when its files share a directory, from their statuses
     (:func:`~reference_impl.storage.listed_scan.listed_scan`), without the job Spark runs to list
     more than ``spark.sql.sources.parallelPartitionDiscovery.threshold`` (32) paths (a V2
-    checkpoint's sidecars)."""
-    groups: dict[tuple[str, bytes | None], list[tuple[Location, FileInfo]]] = {}
+    checkpoint's sidecars). Another group is read as Spark infers it (its job runs here)."""
+    members_of: dict[tuple[str, bytes | None], list[tuple[Location, FileInfo]]] = {}
     for path, size in files:
         schema, info = check_parquet_footer(storage, path, expected_size=size)
         key = (str(schema), (schema.metadata or {}).get(_SPARK_SCHEMA_KEY))
-        groups.setdefault(key, []).append((path, info))
-    frames = []
-    for (_, written), members in groups.items():
+        members_of.setdefault(key, []).append((path, info))
+    groups = []
+    for (_, written), members in members_of.items():
         schema = _spark_schema(written)
         directory = members[0][0].parent
         if schema is not None and all(p.parent == directory for p, _ in members):
             # A file referenced twice is one leaf file of Spark's index, as with ``spark.read.parquet``.
             statuses = list(dict(members).values())
-            raw = listed_scan(spark, directory, statuses, "parquet", schema, {})
+            group = _ParquetGroup(
+                schema, functools.partial(listed_scan, spark, directory, statuses, "parquet", schema, {})
+            )
         else:
             reader = spark.read if schema is None else spark.read.schema(schema)
-            raw = reader.parquet(*[p.spark_uri() for p, _ in members])
-        frames.append(select_conformed(_stats_from_parsed(raw), targets, where=where))
+            inferred = reader.parquet(*[p.spark_uri() for p, _ in members])
+            group = _ParquetGroup(inferred.schema, functools.partial(_planned, inferred))
+        present = {f.name: f.dataType for f in group.schema.fields}
+        for name, dtype in targets.items():
+            check_conformable(present.get(name), dtype, where=f"{where}:{name}")
+        groups.append(group)
+    return groups
+
+
+def _planned(df: DataFrame) -> DataFrame:
+    """A scan planned already (Spark's schema inference plans it)."""
+    return df
+
+
+def _scan_groups(groups: list[_ParquetGroup], targets: dict[str, Any], where: str) -> DataFrame:
+    """The rows of :func:`_checked_groups`' groups, each conformed to ``targets``, in one union."""
+    frames = [select_conformed(_stats_from_parsed(group.rows()), targets, where=where) for group in groups]
     result = frames[0]
     for frame in frames[1:]:
         result = result.unionByName(frame)
@@ -194,7 +231,9 @@ def _read_top_level(
         verify_hadoop_checksum(storage, paths[0])
         raw = spark.read.schema(single_action_schema()).option("mode", "FAILFAST").json(paths[0].spark_uri())
         return select_conformed(raw, targets, where=where)
-    return _read_parquet_groups(spark, storage, [(p, None) for p in paths], targets, where)
+    return _scan_groups(
+        _checked_groups(spark, storage, [(p, None) for p in paths], targets, where), targets, where
+    )
 
 
 def _collect_non_file(top: DataFrame, path: str) -> tuple[list[dict[str, Any]], int]:
@@ -256,21 +295,26 @@ def load_checkpoint(
             path=top_path,
             rule="CKPT-V2-013",
         )
-    inline = top.where(F.col("add").isNotNull() | F.col("remove").isNotNull()).select(*FILE_ACTIONS)
+    scan: Callable[[], DataFrame]
     if sidecars:
         recorded = [(s.path, int(s.action.get("sizeInBytes", -1))) for s in sidecars]
-        file_actions = _read_parquet_groups(spark, storage, recorded, file_targets, "sidecar")
+        groups = _checked_groups(spark, storage, recorded, file_targets, "sidecar")
+        scan = functools.partial(_scan_groups, groups, file_targets, "sidecar")
     else:
-        file_actions = inline
+        scan = functools.partial(_inline_file_actions, top)
     return CheckpointContent(
         instance=instance,
         spec=spec,
         non_file_actions=non_file,
         checkpoint_metadata=cp_meta[0] if cp_meta else None,
         sidecars=sidecars,
-        file_actions=file_actions,
         inline_file_actions=n_inline,
+        scan=scan,
     )
+
+
+def _inline_file_actions(top: DataFrame) -> DataFrame:
+    return top.where(F.col("add").isNotNull() | F.col("remove").isNotNull()).select(*FILE_ACTIONS)
 
 
 def fallback_errors() -> tuple[type[CheckpointError], ...]:

@@ -45,7 +45,7 @@ from __future__ import annotations
 import functools
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -120,12 +120,19 @@ class Snapshot:
     domains: dict[str, dict[str, Any]]
     checkpoint: CheckpointContent | None
     now_ms: int
-    #: The file actions replayed (columns ``version``, ``ord``, ``add``, ``remove``), not reconciled,
-    #: whether they need reconciling (commits follow the checkpoint), and the tombstone cutoff.
-    file_actions: DataFrame
+    #: Plans :attr:`file_actions`; whether they need reconciling (commits follow the checkpoint), and
+    #: the tombstone cutoff.
+    replay: Callable[[], DataFrame] = field(repr=False)
     needs_merge: bool
     min_tombstone_ms: int
     _counts: dict[str, int] = field(default_factory=dict)
+
+    @functools.cached_property
+    def file_actions(self) -> DataFrame:
+        """The file actions replayed (columns ``version``, ``ord``, ``add``, ``remove``), not
+        reconciled. Planned on first use: an incremental write reads the commits after its base and
+        only the base sidecars it rewrites, never this scan of all of them (issue #12)."""
+        return self.replay()
 
     @functools.cached_property
     def state_df(self) -> DataFrame:
@@ -470,31 +477,12 @@ def _build(
         )
     checkpoint = load_checkpoint(spark, storage, log_dir, segment.checkpoint) if segment.checkpoint else None
     size_queries(spark, sum(replayed_bytes(segment, checkpoint)))
-    commits_df = read_commits(spark, storage, log_dir, segment.commits)
     commit_rows: list[tuple[int, dict[str, Any]]] = []
-    file_frames: list[DataFrame] = []
-    if checkpoint is not None:
-        cp_version = F.lit(checkpoint.instance.version).cast("long")
-        file_frames.append(
-            checkpoint.file_actions.select(
-                cp_version.alias("version"), F.lit(0).cast("long").alias("ord"), "add", "remove"
-            )
-        )
-    if commits_df is not None:
+    if segment.commits:
         commit_rows = non_file_rows(spark, storage, log_dir, segment.commits)
         _check_one_per_commit(commit_rows, log_dir)
-        file_frames.append(file_actions_of_commits(commits_df))
     protocol, metadata, txns, domains = _replay_non_file(checkpoint, commit_rows, now_ms, log_dir)
     check_reader_features(protocol, str(log_dir))
-    if file_frames:
-        actions = file_frames[0]
-        for frame in file_frames[1:]:
-            actions = actions.unionByName(frame)
-    else:
-        actions = spark.createDataFrame([], COMMIT_SCHEMA).select(
-            F.lit(0).cast("long").alias("version"), F.lit(0).cast("long").alias("ord"), "add", "remove"
-        )
-    needs_merge = commits_df is not None
     min_tombstone = now_ms - TableProperties(metadata.get("configuration")).deleted_file_retention_ms
     return Snapshot(
         table=table.root,
@@ -508,10 +496,36 @@ def _build(
         domains=domains,
         checkpoint=checkpoint,
         now_ms=now_ms,
-        file_actions=actions,
-        needs_merge=needs_merge,
+        replay=functools.partial(_replayed_file_actions, spark, storage, segment, checkpoint),
+        needs_merge=bool(segment.commits),
         min_tombstone_ms=min_tombstone,
     )
+
+
+def _replayed_file_actions(
+    spark: SparkSession, storage: Storage, segment: LogSegment, checkpoint: CheckpointContent | None
+) -> DataFrame:
+    """The file actions of the checkpoint (at its version, ``ord`` 0) and of the commits after it
+    (:func:`~reference_impl.read.commits.read_commits`), in one union: :attr:`Snapshot.file_actions`."""
+    file_frames: list[DataFrame] = []
+    if checkpoint is not None:
+        cp_version = F.lit(checkpoint.instance.version).cast("long")
+        file_frames.append(
+            checkpoint.file_actions.select(
+                cp_version.alias("version"), F.lit(0).cast("long").alias("ord"), "add", "remove"
+            )
+        )
+    commits_df = read_commits(spark, storage, segment.log_dir, segment.commits)
+    if commits_df is not None:
+        file_frames.append(file_actions_of_commits(commits_df))
+    if not file_frames:
+        return spark.createDataFrame([], COMMIT_SCHEMA).select(
+            F.lit(0).cast("long").alias("version"), F.lit(0).cast("long").alias("ord"), "add", "remove"
+        )
+    actions = file_frames[0]
+    for frame in file_frames[1:]:
+        actions = actions.unionByName(frame)
+    return actions
 
 
 def replayed_bytes(segment: LogSegment, checkpoint: CheckpointContent | None) -> tuple[int, int]:

@@ -46,27 +46,42 @@ def conform(column: Column, actual: DataType | None, target: DataType, *, where:
     """``column`` (of type ``actual``, or absent when ``None``) reshaped to ``target``.
 
     Missing fields become typed nulls, extra fields are dropped, a null struct stays null. A struct
-    where a scalar is expected (or the reverse) is a :class:`CheckpointCorrupt` naming ``where``.
+    where a scalar is expected (or the reverse) is a :class:`CheckpointCorrupt` naming ``where``
+    (:func:`check_conformable`).
     """
-    if actual is None:
-        return F.lit(None).cast(target)
+    check_conformable(actual, target, where=where)
+    return _conformed(column, actual, target)
+
+
+def check_conformable(actual: DataType | None, target: DataType, *, where: str) -> None:
+    """Raise :class:`CheckpointCorrupt` naming ``where`` (and the field) when :func:`conform` cannot
+    reshape ``actual`` to ``target``: a struct where a scalar is expected, or the reverse, at any
+    depth. Types only: a caller that plans its read later can refuse a file now."""
+    if actual is None or same_type(actual, target):
+        return
     if isinstance(target, StructType):
         if not isinstance(actual, StructType):
             raise CheckpointCorrupt(f"{where} is {actual.simpleString()}, expected a struct", path=where)
-        if same_type(actual, target):
-            return column
+        present = {f.name: f.dataType for f in actual.fields}
+        for f in target.fields:
+            check_conformable(present.get(f.name), f.dataType, where=f"{where}.{f.name}")
+    elif isinstance(actual, StructType):
+        raise CheckpointCorrupt(f"{where} is a struct, expected {target.simpleString()}", path=where)
+
+
+def _conformed(column: Column, actual: DataType | None, target: DataType) -> Column:
+    """:func:`conform` once :func:`check_conformable` passed."""
+    if actual is None:
+        return F.lit(None).cast(target)
+    if same_type(actual, target):
+        return column
+    if isinstance(target, StructType) and isinstance(actual, StructType):
         present = {f.name: f.dataType for f in actual.fields}
         fields = [
-            conform(
-                column.getField(f.name), present.get(f.name), f.dataType, where=f"{where}.{f.name}"
-            ).alias(f.name)
+            _conformed(column.getField(f.name), present.get(f.name), f.dataType).alias(f.name)
             for f in target.fields
         ]
         return F.when(column.isNotNull(), F.struct(*fields))
-    if isinstance(actual, StructType):
-        raise CheckpointCorrupt(f"{where} is a struct, expected {target.simpleString()}", path=where)
-    if same_type(actual, target):
-        return column
     return column.cast(target)
 
 

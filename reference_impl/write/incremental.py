@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -262,11 +263,12 @@ def plan_partial(
     commits = read_commits(spark, snap.storage, snap.listing.log_dir, snap.segment.commits)
     hit: set[str] = set()
     read = 0
+    changed: Callable[[int | None], DataFrame]
     if commits is None:
-        changed = snap.state_df.limit(0)
+        changed = functools.partial(_no_changes, snap)
         touched = spark.createDataFrame([], "_path string, _dv string")
     else:
-        changed = reconcile_commits(commits, snap.table, cutoff)
+        changed = functools.partial(reconcile_commits, commits, snap.table, cutoff)
         touched = commits.where(F.col("add").isNotNull() | F.col("remove").isNotNull()).select(
             *file_identity(snap.table)
         )
@@ -290,10 +292,13 @@ def plan_partial(
         carried = rows.where(~F.col(_HIT) & unexpired(cutoff)).select("add", "remove")
     reused = [s.as_reused() for s in decision.reused]
     # Only the changes (an append): reconciled straight into the partitions its sidecars are written from.
-    partitioned = None
-    if commits is not None and carried is None:
-        partitioned = functools.partial(reconcile_commits, commits, snap.table, cutoff)
+    partitioned = commits is not None and carried is None
     return PartialState(reused, changed, carried, replayed, partitioned), decision
+
+
+def _no_changes(snap: Snapshot, _partitions: int | None) -> DataFrame:
+    """No state rows (no commit after the base), typed as the state's."""
+    return snap.state_df.limit(0)
 
 
 def _same_identity(left: DataFrame, right: DataFrame) -> Column:

@@ -201,15 +201,16 @@ class PartialState:
     listed again hold part of it; ``changed`` (state rows: ``add``, ``remove``) and ``carried`` (rows
     of rewritten sidecars, already checkpoint rows) hold the rest, replayed from ``replayed`` bytes:
     the commits after the base and the rewritten sidecars (:func:`~reference_impl.write.sizing.log_estimate`
-    sizes the sidecars they are written to). ``partitioned`` gives ``changed`` reconciled in ``n``
-    hash partitions when no rows are ``carried`` (an append): its sidecars are then written from
-    the reconciliation's own shuffle, as a full state's (:meth:`~reference_impl.read.snapshot.Snapshot.partitioned_state`)."""
+    sizes the sidecars they are written to). ``changed(n)`` plans the changes reconciled in ``n``
+    hash partitions (``None``: Spark's), built once per write (Spark analyses a plan as it is made);
+    with ``partitioned`` (no rows ``carried``: an append) its sidecars are written from the
+    reconciliation's own shuffle, as a full state's (:meth:`~reference_impl.read.snapshot.Snapshot.partitioned_state`)."""
 
     reused: list[WrittenFile]
-    changed: DataFrame
+    changed: Callable[[int | None], DataFrame]
     carried: DataFrame | None
     replayed: tuple[int, int]
-    partitioned: Callable[[int], DataFrame] | None = None
+    partitioned: bool = False
 
 
 def state_rows(
@@ -230,7 +231,13 @@ def state_rows(
     of a full state, or of an incremental one without carried rows (:attr:`PartialState.partitioned`),
     come reconciled in that many partitions (one shuffle)."""
     non_file = snap.non_file_actions()
-    state = snap.state_df if partial is None else partial.changed
+    # One reconciliation for the rows and the file rows: in the sidecars' partitions when they are
+    # written from its shuffle.
+    by = None if count or (partial is not None and not partial.partitioned) else partitions
+    if partial is not None:
+        state = partial.changed(by)
+    else:
+        state = snap.state_df if by is None else snap.partitioned_state(by)
     everything = actions_df(spark, non_file, V1_CHECKPOINT_COLUMNS).unionByName(_v1_columns(state))
     shaped = _shaped(everything, snap, plan)
     if partial is not None and partial.carried is not None:
@@ -243,10 +250,7 @@ def state_rows(
         shaped = shaped.unionByName(carried)
     reused = [] if partial is None else partial.reused
     if not count:
-        files = None
-        by = snap.partitioned_state if partial is None else partial.partitioned
-        if partitions is not None and by is not None:
-            files = _shaped(_v1_columns(by(partitions)), snap, plan).select(*FILE_ACTIONS)
+        files = None if by is None else _shaped(_v1_columns(state), snap, plan).select(*FILE_ACTIONS)
         return CheckpointRows(
             shaped, 0, 0, non_file, reused=reused, counted=False, files=files, partitions=partitions
         )
@@ -278,10 +282,12 @@ def shape_rows(inline: DataFrame, snap: Snapshot, plan: CheckpointPlan) -> Check
 
 def empty_rows(spark: SparkSession, snap: Snapshot, plan: CheckpointPlan) -> CheckpointRows:
     """No rows, with the column types :func:`state_rows` would give (``add`` as this plan shapes it)."""
-    # From the replayed file actions, not the reconciled state (same types): an incremental write
-    # never builds the whole state's plan.
-    add_type = snap.file_actions.select(checkpoint_add(snap, plan).alias("add")).schema["add"].dataType
-    remove_type = snap.file_actions.select(checkpoint_remove().alias("remove")).schema["remove"].dataType
+    # From typed nulls of the replayed file actions' types (ADD, REMOVE: a checkpoint's are conformed
+    # to them, the commits are read with them), not from the replay: an incremental write never plans
+    # the scan of the whole state.
+    files = spark.range(0).select(*[F.lit(None).cast(ACTION_STRUCTS[c]).alias(c) for c in FILE_ACTIONS])
+    add_type = files.select(checkpoint_add(snap, plan).alias("add")).schema["add"].dataType
+    remove_type = files.select(checkpoint_remove().alias("remove")).schema["remove"].dataType
     types = {**{c: ACTION_STRUCTS[c] for c in V1_CHECKPOINT_COLUMNS}, "add": add_type, "remove": remove_type}
     rows = spark.range(0).select(
         *[F.lit(None).cast(as_nullable(types[c])).alias(c) for c in V1_CHECKPOINT_COLUMNS]

@@ -138,3 +138,64 @@ def test_a_footer_schema_the_reader_cannot_use_is_left_to_spark(written: bytes) 
     Parquet schema, as ``ParquetFileFormat.deserializeSchemaString`` falls back on any failure) — never an
     exception out of the reader (``RecursionError`` was one: ``INTERNAL_ERROR`` and no fallback)."""
     assert _spark_schema(written) is None, f"footer schema {written[:60]!r}…: not None"
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-READ-012")
+@pytest.mark.parametrize("spark_schema", [True, False], ids=["spark-footer", "no-spark-footer"])
+def test_a_sidecar_whose_add_is_no_struct_makes_the_replay_fall_back(
+    spark: SparkSession, tmp_path: Path, spark_schema: bool
+) -> None:
+    """A sidecar whose ``add`` column is a string, not a struct, is refused while the replay chooses
+    its checkpoint (the older one is used), although the scan of the sidecars is planned only when
+    their file actions are first used (issue #12): its column types are checked from the footer's
+    Spark schema, or from Spark's inference when the footer has none.
+
+    Spec: CKPT-READ-012
+    > When the checkpoint it would use is invalid or unreadable, a reader SHOULD fall back to the
+    > newest older complete checkpoint, or to the commits from version 0, from which a gap-free chain
+    > of commits reaches the requested version.
+    """
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = _copy("valid/unreadable_sidecar_stalecrc_to_older", tmp_path)
+    log = table / "_delta_log"
+    sidecar = _sidecar(table)
+    (sidecar.parent / hadoop_checksum_name(sidecar.name)).unlink()  # the fixture's stale checksum
+    (log / "_last_checkpoint").unlink()
+    intact = read_snapshot(spark, table)
+    assert intact.checkpoint is not None and intact.checkpoint.instance.version == 4, (
+        f"{table}: the intact sidecar must be used, source {intact.source()}"
+    )
+    assert "file_actions" not in vars(intact) and "file_actions" not in vars(intact.checkpoint), (
+        f"{table}: the replay planned the scan of {sidecar.name} before its file actions were used"
+    )
+    expected = intact.table_state().comparable()
+
+    footer = (
+        {
+            b"org.apache.spark.sql.parquet.row.metadata": b'{"type":"struct","fields":[{"name":"add",'
+            b'"type":"string","nullable":true,"metadata":{}}]}'
+        }
+        if spark_schema
+        else None
+    )
+    pq.write_table(pa.table({"add": ["not a struct"]}).replace_schema_metadata(footer), sidecar)
+    (top,) = log.glob("00000000000000000004.checkpoint.*.json")
+    lines = [json.loads(line) for line in top.read_text().splitlines()]
+    for line in lines:
+        if "sidecar" in line:
+            line["sidecar"]["sizeInBytes"] = sidecar.stat().st_size
+    top.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    damaged = read_snapshot(spark, table)
+    assert damaged.checkpoint is not None and damaged.checkpoint.instance.version == 2, (
+        f"{table}: a sidecar whose add is a string must make the reader use the v2 checkpoint, "
+        f"source {damaged.source()}"
+    )
+    assert damaged.segment.fallback_from == (top.name,), f"{table}: skipped {damaged.segment.fallback_from}"
+    assert damaged.table_state().comparable() == expected, (
+        f"{table}: the fallen-back state differs from the intact table's"
+    )
