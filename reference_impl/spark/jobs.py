@@ -31,6 +31,28 @@ def spark_errors() -> tuple[type[BaseException], ...]:
     return (PySparkException, Py4JJavaError)
 
 
+def io_cause(exc: BaseException) -> str | None:
+    """``Class: message`` of the first ``java.io.IOException`` in the Java cause chain of the Spark error
+    ``exc`` (a store's failure met inside a Spark job), or None when the chain holds none."""
+    from py4j.java_gateway import is_instance_of
+    from pyspark import SparkContext
+
+    java = getattr(exc, "java_exception", None)
+    gateway = SparkContext._gateway
+    for _ in range(_MAX_CAUSES):
+        if java is None or gateway is None:
+            return None
+        if is_instance_of(gateway, java, "java.io.IOException"):
+            return f"{java.getClass().getSimpleName()}: {java.getMessage()}".splitlines()[0][:300]
+        cause = java.getCause()
+        java = None if cause is None or cause.equals(java) else cause
+    return None
+
+
+#: How deep :func:`io_cause` follows a Java cause chain (Spark's are a handful deep).
+_MAX_CAUSES = 20
+
+
 def first_line(exc: BaseException) -> str:
     """The first line of an exception's message (Spark's are long), at most 300 characters."""
     text = str(exc).strip().splitlines()

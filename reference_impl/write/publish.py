@@ -19,7 +19,12 @@ not a readable checkpoint does not describe the state (``CKPT-WRITE-008``), is n
 finished file either, and is never replaced: :class:`~reference_impl.errors.CheckpointCorrupt`
 naming it and its size. That is decided by reading the kept file through the store on the driver (its
 footer first; every row group again when Spark cannot read it): a store that fails those reads is the
-store's :class:`~reference_impl.errors.StorageError` naming the file, never a corrupt file.
+store's :class:`~reference_impl.errors.StorageError` naming the file, never a corrupt file. When every
+row group decodes, Spark's failing read is the file's fault only when the plan finds no checkpoint's
+columns in it (an ``AnalysisException``: ``CHECKPOINT_CORRUPT``); an I/O error in its job is the
+store's (``STORAGE_ERROR`` naming the file: Hadoop's local file system refusing bytes that do not match
+its ``.crc``, a GET failing now); any other failure of Spark's (a lost executor) is raised as Spark
+raised it.
 A sidecar or UUID-named file whose unique name is taken is a ``STORAGE_ERROR``.
 """
 
@@ -28,8 +33,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from pyspark.errors import AnalysisException
+
 from reference_impl.errors import CheckpointConflict, CheckpointCorrupt, SelfCheckFailed, StorageError
-from reference_impl.spark.jobs import first_line, spark_errors
+from reference_impl.spark.jobs import first_line, io_cause, spark_errors
 from reference_impl.storage import FileInfo, Location, Storage
 from reference_impl.write.result import FileRole, WrittenFile
 from reference_impl.write.staging import ActionCounts, read_back_counts
@@ -138,8 +145,15 @@ class Publisher:
             counts = read_back_counts(self.spark.read.parquet(path.spark_uri()))
         except spark_errors() as exc:
             self._decode(path, info, every_row_group=True)  # the store failing now is named as the store's
-            why = f"it cannot be read as a checkpoint ({first_line(exc)})"
-            raise _unusable(path, info, why, _CHECK_FIRST) from None
+            if isinstance(exc, AnalysisException):  # the Parquet decodes, but not to a checkpoint's columns
+                why = f"it cannot be read as a checkpoint ({first_line(exc)})"
+                raise _unusable(path, info, why, _CHECK_FIRST) from None
+            io = io_cause(exc)
+            if io is None:
+                raise  # Spark's own failure (a lost executor, a cancelled job): nothing says the file is bad
+            raise StorageError(
+                f"its bytes decode, but Spark's read of it failed ({io})", path=str(path)
+            ) from exc
         return counts.get(path.name, ActionCounts(0, 0, 0))
 
     def _decode(self, path: Location, info: FileInfo, *, every_row_group: bool) -> None:

@@ -19,15 +19,19 @@ races on HDFS and S3, through the Python API, in ``test_store_crash.py``. (A cla
 already there when a writer listed the log — an earlier run's — is kept and the run succeeds:
 ``test_crash_points.py``, the re-run after a crash.) An empty or unreadable file at the classic name is
 no lost race: ``CHECKPOINT_CORRUPT`` naming it, its size and ``CKPT-WRITE-008``, and ``_delta_log`` as
-it was.
+it was. A kept file whose bytes decode but which Spark fails to read (an I/O error in its job) is the
+store's ``STORAGE_ERROR``, not a corrupt file.
 """
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
@@ -250,6 +254,15 @@ class Unusable:
     says: str
 
 
+def _parquet_bytes(table: pa.Table) -> bytes:
+    sink = io.BytesIO()
+    pq.write_table(table, sink)
+    return sink.getvalue()
+
+
+#: Parquet that decodes but holds no checkpoint's columns: ``remove`` is a string, not an action.
+NOT_A_CHECKPOINT = _parquet_bytes(pa.table({"remove": ["f-1-0.parquet"]}))
+
 UNUSABLE = [
     Unusable("v1-empty", _plain_table, ("--spec", "v1"), b"", "(0 bytes) but it is empty"),
     Unusable(
@@ -258,6 +271,13 @@ UNUSABLE = [
         V2_CLASSIC,
         b"not a parquet file",
         "(18 bytes) but it cannot be read as Parquet",
+    ),
+    Unusable(
+        "v1-parquet-not-a-checkpoint",
+        _plain_table,
+        ("--spec", "v1"),
+        NOT_A_CHECKPOINT,
+        f"({len(NOT_A_CHECKPOINT)} bytes) but it cannot be read as a checkpoint",
     ),
 ]  # fmt: skip
 
@@ -283,7 +303,10 @@ def test_an_unusable_file_at_the_classic_name_is_named_not_taken_for_a_lost_race
     start = files(log_dir(table))
     capsys.readouterr()
     status = main(["checkpoint", str(table), *case.args, "--quiet"])
-    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    # pyspark's own logger prints an analysis error's query context as one JSON line (not the CLI's)
+    lines = [
+        line for line in capsys.readouterr().err.splitlines() if line.strip() and not line.startswith('{"ts"')
+    ]
     assert status == 2 and len(lines) == 1, f"{case.id}: exit status {status}, stderr {lines}"
     match = ERROR_LINE.match(lines[0])
     assert match is not None, f"{case.id}: not one 'CODE: message [file: …] [rule: …]' line: {lines[0]!r}"
@@ -348,5 +371,57 @@ def test_a_store_failing_to_read_the_kept_file_is_a_storage_error_naming_it(
     assert match is not None, f"{taken}: not one 'CODE: message [file: …]' line: {lines[0]!r}"
     assert (match["code"], match["file"]) == ("STORAGE_ERROR", str(taken)), f"{taken}: {lines[0]!r}"
     assert "503" in match["message"], f"{taken}: the store's own message is not in {lines[0]!r}"
+    left = files(log_dir(table))
+    assert left == start, f"{taken}: _delta_log changed: {diff(start, left)}"
+
+
+class StaleChecksumAt:
+    """Hooks that, at ``point``, put a Hadoop checksum file (``.<name>.crc``) that does not match ``taken``
+    beside it: Hadoop's local file system (Spark's ``file:`` reads) then refuses the file's bytes with a
+    ``ChecksumException``, while the driver's store (plain reads) reads and decodes them."""
+
+    def __init__(self, point: PublicationPoint, taken: Path) -> None:
+        self.point, self.taken = point, taken
+        self.crc = taken.with_name(f".{taken.name}.crc")
+
+    def reached(self, point: PublicationPoint, count: int | None = None) -> None:
+        if point is self.point:
+            # magic, bytes per checksum (512), one CRC32 that no 512-byte chunk of a Parquet file has
+            self.crc.write_bytes(b"crc\x00" + (512).to_bytes(4, "big") + (1).to_bytes(4, "big"))
+
+    def prepare(self, df: DataFrame) -> DataFrame:
+        return df
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-WRITE-008")
+def test_spark_failing_to_read_a_kept_file_that_decodes_is_a_storage_error_naming_it(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An earlier run's checkpoint at the classic name, which the writer keeps, and Spark's read of it
+    failing once the writer has staged its own (Hadoop's checksum of it no longer matches) while every
+    row group decodes on the driver: ``STORAGE_ERROR`` naming the file and Spark's I/O error (not
+    ``CHECKPOINT_CORRUPT``: the bytes decode), exit 2, ``_delta_log`` as it was.
+
+    Spec: CKPT-WRITE-008
+    "A writer MAY overwrite an existing classic checkpoint or multi-part part of the same version
+    with a file that describes the same table state, or keep the existing file instead of writing
+    its own."
+    """
+    table = _plain_table(tmp_path / "table", spark)
+    write_checkpoint(table, 3, CheckpointOptions(spec=CheckpointSpec.V1, progress=silent()), spark=spark)
+    taken = log_dir(table) / classic_checkpoint_name(3)
+    hooks = StaleChecksumAt(PublicationPoint.STAGED, taken)
+    start = files(log_dir(table))
+    capsys.readouterr()
+    status = main(["checkpoint", str(table), "--spec", "v1", "--quiet"], hooks=hooks)
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert hooks.crc.exists(), f"{taken}: the writer never reached {hooks.point}: stderr {lines}"
+    assert status == 2 and len(lines) == 1, f"{taken}: exit status {status}, stderr {lines}"
+    match = ERROR_LINE.match(lines[0])
+    assert match is not None, f"{taken}: not one 'CODE: message [file: …]' line: {lines[0]!r}"
+    assert (match["code"], match["file"]) == ("STORAGE_ERROR", str(taken)), f"{taken}: {lines[0]!r}"
+    assert "ChecksumException" in match["message"], f"{taken}: Spark's I/O error is not in {lines[0]!r}"
+    hooks.crc.unlink()
     left = files(log_dir(table))
     assert left == start, f"{taken}: _delta_log changed: {diff(start, left)}"
