@@ -1,4 +1,5 @@
-"""The test servers die with the test process that started them, however it ends.
+"""The test servers die with the test process that started them, however it ends, and stopping one stops its
+whole process group.
 
 A test run that is killed (SIGKILL, a CI timeout) runs no fixture finaliser: the SeaweedFS and
 MiniDFSCluster servers (``tests/support/servers``) are started through ``die_with_parent.py``
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import REPO_ROOT
-from tests.support.servers.processes import DIE_WITH_PARENT, wait_until
+from tests.support.servers.processes import DIE_WITH_PARENT, spawn, stop_group, wait_until
 from tests.support.servers.seaweed import grpc_sockets
 
 #: A stand-in for a test process: starts SeaweedFS as the ``s3_server`` fixture does, says when it is
@@ -125,3 +126,51 @@ def test_a_probe_that_fails_to_connect_is_retried_until_the_deadline() -> None:
     with pytest.raises(TimeoutError, match="connection refused"):
         wait_until(refused, time.monotonic() + 0.5, None, "a server")
     assert calls >= 2, f"the probe ran {calls} times"
+
+
+#: A server with a child it forked: the child ignores SIGTERM and prints its pid; the server ends on
+#: SIGTERM or at the end of its stdin.
+GROUP_LEADER = """
+import subprocess, sys
+child = subprocess.Popen(
+    [sys.executable, "-c",
+     "import os, signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print(os.getpid(), flush=True); "
+     "time.sleep(600)"],
+    stdin=subprocess.DEVNULL,
+)
+sys.stdin.read()
+"""
+
+
+@pytest.mark.parametrize("close_stdin_first", [False, True], ids=["sigterm", "stdin-eof"])
+def test_stopping_a_server_stops_its_child_that_ignores_sigterm(close_stdin_first: bool) -> None:
+    """``stop_group``: the server ends (on SIGTERM, or on the end of its stdin) and the child it left behind,
+    which ignores SIGTERM, is SIGKILLed as a member of the server's group, which the server's pid names
+    until ``stop_group`` reaps it; the server is reaped (its status known)."""
+    proc = spawn([sys.executable, "-c", GROUP_LEADER], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    child_fd = None
+    try:
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], PATIENCE_S)
+        line = proc.stdout.readline() if ready else b""
+        assert line.strip().isdigit(), f"the server's child printed no pid in {PATIENCE_S:.0f} s: {line!r}"
+        child = int(line)
+        child_fd = os.pidfd_open(child)
+        assert os.getpgid(child) == proc.pid, f"child {child} is in group {os.getpgid(child)}, not {proc.pid}"
+        stop_group(proc, close_stdin_first=close_stdin_first, grace_s=PATIENCE_S)
+        ended, _, _ = select.select([child_fd], [], [], PATIENCE_S)
+        if not ended:  # the test fails: stop exactly the child it started (its pidfd), leave none running
+            signal.pidfd_send_signal(child_fd, signal.SIGKILL)
+        assert ended, f"child {child} of server {proc.pid} still runs {PATIENCE_S:.0f} s after stop_group"
+        expected = 0 if close_stdin_first else -signal.SIGTERM
+        assert proc.returncode == expected, (
+            f"server {proc.pid}: exit status {proc.returncode}, not {expected}"
+        )
+    finally:
+        if child_fd is not None:
+            os.close(child_fd)
+        if proc.returncode is None:
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()

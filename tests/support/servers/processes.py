@@ -74,8 +74,8 @@ def wait_until(
     cure it, and it would otherwise surface minutes later as a server that "was not ready in time"."""
     last: BaseException | None = None
     while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"{what} exited with status {proc.returncode} before it was ready")
+        if proc is not None and (status := _exit_status(proc)) is not None:
+            raise RuntimeError(f"{what} exited with status {status} before it was ready")
         try:
             if ready():
                 return
@@ -107,22 +107,45 @@ def first_line(stream: IO[bytes], prefix: str, deadline: float) -> str:
     return found[0]
 
 
+def _exit_status(proc: subprocess.Popen[bytes]) -> int | None:
+    """The exit status of ``proc`` once it has ended (a negative signal number when a signal ended it),
+    else None — without reaping it: until :func:`stop_group` reaps it, its zombie keeps its pid, which
+    is its group's id, from being given to another process."""
+    if proc.returncode is not None:
+        return proc.returncode
+    try:
+        info = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:  # reaped by someone else: ended, status unknown here
+        return proc.wait()
+    if info is None:
+        return None
+    return info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
+
+
+def _ends_within(proc: subprocess.Popen[bytes], timeout_s: float) -> bool:
+    """Whether ``proc`` ends within ``timeout_s`` (not reaped: :func:`_exit_status`)."""
+    deadline = time.monotonic() + timeout_s
+    while _exit_status(proc) is None:
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 def stop_group(
     proc: subprocess.Popen[bytes], *, close_stdin_first: bool = False, grace_s: float = 10.0
 ) -> None:
     """Stop a server and its process group: close its stdin (and wait) if it stops on EOF, then
-    SIGTERM the group and wait, then SIGKILL whatever is left of the group."""
+    SIGTERM the group and wait, then SIGKILL whatever is left of the group — and only then reap the
+    leader. Until it is reaped, the leader (alive or a zombie) holds its pid, the group's id, so
+    ``killpg`` cannot reach another group the kernel gave the same number after the leader was gone."""
     with contextlib.suppress(OSError):
         if proc.stdin is not None:
             proc.stdin.close()
-    if close_stdin_first:
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=grace_s)
-    if proc.poll() is None:
+    if not (close_stdin_first and _ends_within(proc, grace_s)):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=grace_s)
+        _ends_within(proc, grace_s)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)  # children the leader left behind
     proc.wait()
