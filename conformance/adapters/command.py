@@ -39,6 +39,8 @@ PROTOCOL_VERSION = "1.0"
 DEFAULT_TIMEOUT_S = 600.0
 #: The longest response line accepted (a read of the 10,000-files shape is a few MB).
 DEFAULT_MAX_RESPONSE_BYTES = 256 * 1024 * 1024
+#: Seconds to wait for a program that closed its stdout to exit, for its exit status (at most the timeout).
+EXIT_WAIT_S = 5.0
 _CHUNK = 1 << 20
 _MAX_QUOTED = 300
 
@@ -217,11 +219,14 @@ class CommandImplementation:
                     stream.close()
 
     def _exit_status(self) -> str:
+        """How the program that closed its stdout ended: its exit status once it exits, within
+        :data:`EXIT_WAIT_S` (a program that just closed its stdout may be slow to exit, but one that
+        closed it and hangs must not cost the request's whole timeout), else "still running"."""
         proc = self._proc
         if proc is None:
             return "stopped"
-        try:  # within the request's timeout: a program that just closed its stdout may be slow to exit
-            return f"exit status {proc.wait(timeout=self.timeout_s)}"
+        try:
+            return f"exit status {proc.wait(timeout=min(self.timeout_s, EXIT_WAIT_S))}"
         except subprocess.TimeoutExpired:
             return "still running"
 

@@ -24,6 +24,7 @@ from pathlib import Path
 MISBEHAVIOURS: dict[str, str] = {
     "garbage": "answers with a line that is not JSON",
     "crash": "exits with status 3",
+    "close-stdout": "closes its stdout, then never exits",
     "hang": "never answers",
     "partial": "writes half a line, then never finishes it",
     "huge": "answers with a 4 MB line",
@@ -41,6 +42,10 @@ def _misbehave(mode: str, request: dict[str, object], state: dict[str, object]) 
         out.write("this is not json\n")
     elif mode == "crash":
         sys.exit(3)
+    elif mode == "close-stdout":
+        out.flush()
+        os.close(out.fileno())
+        time.sleep(120)
     elif mode in ("hang", "partial"):
         out.write('{"id": ' if mode == "partial" else "")
         out.flush()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -185,7 +186,7 @@ def test_misbehaving_program_fails_the_request_then_recovers(
 ) -> None:
     """Each misbehaviour is a ProtocolViolation naming harness, request and problem; the program is
     restarted and the next request is answered normally."""
-    assert set(_VERDICTS) | {"extra"} == set(MISBEHAVIOURS)
+    assert set(_VERDICTS) | {"extra", "close-stdout"} == set(MISBEHAVIOURS)
     monkeypatch.setenv("FAKE_MISBEHAVE", mode)
     monkeypatch.setenv("FAKE_STATE", fake_state)
     impl = CommandImplementation(
@@ -200,6 +201,31 @@ def test_misbehaving_program_fails_the_request_then_recovers(
         impl.timeout_s = PATIENCE_S
         assert str(caught.value).startswith("harness 'fake', request #2 read /tables/bad: "), caught.value
         assert _VERDICTS[mode] in str(caught.value), caught.value
+        assert impl.read(Path("/tables/good")).state.version == 4
+    finally:
+        impl.close()
+
+
+def test_a_program_that_closed_its_stdout_but_runs_on_costs_seconds_not_the_timeout(
+    fake_state: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A program that closes its stdout and hangs: the verdict says it is still running after a few
+    seconds' wait for its exit status (``EXIT_WAIT_S``), not after the request's whole timeout; the
+    program is restarted and the next request is answered."""
+    monkeypatch.setenv("FAKE_MISBEHAVE", "close-stdout")
+    monkeypatch.setenv("FAKE_STATE", fake_state)
+    impl = CommandImplementation("fake", f"{sys.executable} {HARNESS}", timeout_s=PATIENCE_S)
+    try:
+        impl.timeout_s = timeout_s = 60.0  # the program has started: this request alone has 60 s
+        started = time.monotonic()
+        with pytest.raises(ProtocolViolation) as caught:
+            impl.read(Path("/tables/bad"))
+        took = time.monotonic() - started
+        impl.timeout_s = PATIENCE_S
+        assert "the program closed its stdout before answering (still running)" in str(caught.value), (
+            caught.value
+        )
+        assert took < timeout_s / 2, f"the verdict took {took:.1f} s of the request's {timeout_s:g} s timeout"
         assert impl.read(Path("/tables/good")).state.version == 4
     finally:
         impl.close()
