@@ -75,6 +75,11 @@ class WriterProfile:
     sidecars: bool = False  # file actions in sidecars
     needs_v2_table: bool = False  # only on tables that support v2Checkpoint
     writes_last_checkpoint: bool = True
+    #: The profile asks the writer outright for its spec and naming (an option of the write, not the
+    #: table's properties): the suite also asks it where the table's protocol forbids them and expects
+    #: the refusal CKPT-FEAT-003 / CKPT-FEAT-005 name. False: the kind follows from the table, and those
+    #: tests are not applicable (asking would mean changing the table's protocol).
+    explicit: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "spec", CheckpointSpec(self.spec))

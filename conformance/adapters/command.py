@@ -152,6 +152,7 @@ class ResponseDecoder:
                 sidecars=bool(p.get("sidecars", False)),
                 needs_v2_table=bool(p.get("needsV2Table", False)),
                 writes_last_checkpoint=bool(p.get("writesLastCheckpoint", True)),
+                explicit=bool(p.get("explicit", False)),
             )
             for p in hello.get("profiles", [])
         )

@@ -53,6 +53,7 @@ def _delta_spark_profiles() -> tuple[Any, ...]:
             "partSize=2: a multi-part V1 checkpoint once the state has more than 2 file actions",
             v1,
             CheckpointNaming.MULTI_PART,
+            explicit=True,
         ),
         WriterProfile(
             "v2-json",

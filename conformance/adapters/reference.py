@@ -51,8 +51,8 @@ _OPTIONS: dict[str, CheckpointOptions] = {
 _UUID, _CLASSIC = CheckpointNaming.UUID, CheckpointNaming.CLASSIC
 _SIDECARS = "2 file actions per sidecar (at most 8 sidecars)"
 PROFILES = (
-    WriterProfile("v1", "one classic V1 checkpoint file", _V1, _CLASSIC),
-    WriterProfile("v1-multipart", "a 3-part V1 checkpoint", _V1, CheckpointNaming.MULTI_PART),
+    WriterProfile("v1", "one classic V1 checkpoint file", _V1, _CLASSIC, explicit=True),
+    WriterProfile("v1-multipart", "a 3-part V1 checkpoint", _V1, CheckpointNaming.MULTI_PART, explicit=True),
     WriterProfile(
         "v2-json",
         f"UUID-named JSON top-level file, {_SIDECARS}",
@@ -61,6 +61,7 @@ PROFILES = (
         _JSON,
         True,
         needs_v2_table=True,
+        explicit=True,
     ),
     WriterProfile(
         "v2-parquet",
@@ -70,6 +71,7 @@ PROFILES = (
         _PARQUET,
         True,
         needs_v2_table=True,
+        explicit=True,
     ),
     WriterProfile(
         "v2-classic",
@@ -78,6 +80,7 @@ PROFILES = (
         _CLASSIC,
         sidecars=True,
         needs_v2_table=True,
+        explicit=True,
     ),
     WriterProfile(
         "v2-incremental",
@@ -88,6 +91,7 @@ PROFILES = (
         _JSON,
         True,
         needs_v2_table=True,
+        explicit=True,
     ),
     WriterProfile(
         "v2-inline",
@@ -96,6 +100,7 @@ PROFILES = (
         _UUID,
         _JSON,
         needs_v2_table=True,
+        explicit=True,
     ),
 )
 

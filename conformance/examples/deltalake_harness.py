@@ -71,6 +71,7 @@ def hello(impl: Any, *, reader_only: bool = False) -> dict[str, Any]:
                 "sidecars": p.sidecars,
                 "needsV2Table": p.needs_v2_table,
                 "writesLastCheckpoint": p.writes_last_checkpoint,
+                "explicit": p.explicit,
             }
             for p in info.profiles
         ],

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,15 +26,17 @@ from conformance.decode.checkpoint import (
     sidecar_name,
 )
 from conformance.decode.checksum import checksum
+from conformance.decode.files import diff as files_diff
 from conformance.decode.names import SIDECAR_DIR, parse_name
 from conformance.decode.paths import canonical_path, table_root_uri
 from conformance.decode.spark_hash import part_of, spark_xxhash64
 from conformance.plugin import Checks
 from conformance.suite.conftest import WrittenTable, listing, shape_variant
+from conformance.tables.builder import TableBuilder
 from conformance.tables.shapes import BUILDERS
 from spec.schemas import validator
 from spec.table_state import TableState
-from spec.vocabulary import LogFileKind, TopLevelFormat
+from spec.vocabulary import CheckpointNaming, CheckpointSpec, LogFileKind, TopLevelFormat
 
 _UNRESERVED = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
@@ -900,18 +904,31 @@ def test_multipart_rewrite_puts_same_actions_in_each_part(
     )
 
 
+def _log_files(table: Path) -> dict[str, tuple[int, int, str]]:
+    """Every file under ``_delta_log``: relative name -> (size, mtime ns, SHA-256 of its bytes)."""
+    log = table / "_delta_log"
+    return {
+        name: (size, mtime, hashlib.sha256((log / name).read_bytes()).hexdigest())
+        for name, (size, mtime) in listing(table).items()
+    }
+
+
 def _assert_refused(writer: tuple[Any, Any], table: Path, version: int, code: str, case: str) -> None:
-    """The writer, asked for ``version`` of ``table``, fails with ``code`` and leaves the log as it was."""
+    """The writer, asked for ``version`` of ``table``, fails with ``code`` and leaves the log as it was:
+    the same file names, sizes, modification times and bytes."""
     impl, profile = writer
-    before = listing(table)
+    before = _log_files(table)
     where = f"{impl.info.name}:{profile.name} on {table} ({case})"
     try:
         impl.write_checkpoint(table, profile=profile.name, version=version)
     except AdapterError as exc:
         assert exc.code == code, f"{where}: {exc.code}: {exc.message}"
     else:
-        pytest.fail(f"{where}: the writer wrote a checkpoint instead of refusing", pytrace=False)
-    changed = sorted(set(listing(table).items()) ^ set(before.items()))
+        pytest.fail(
+            f"{where}: the writer wrote a checkpoint instead of refusing: {files_diff(before, _log_files(table))}",
+            pytrace=False,
+        )
+    changed = files_diff(before, _log_files(table))
     assert not changed, f"{where}: the log changed: {changed}"
 
 
@@ -962,3 +979,88 @@ def test_writer_refuses_an_unknown_checkpoint_policy(writer: tuple[Any, Any], tm
     builder = BUILDERS["empty"](tmp_path / "table", shape_variant(writer[1]))
     builder.set_properties({"delta.checkpointPolicy": "bogus"})
     _assert_refused(writer, builder.root, builder.version, "INVALID_OPTION", "delta.checkpointPolicy bogus")
+
+
+def _without_v2_checkpoint(path: Path) -> TableBuilder:
+    """Four appends to a table whose protocol never had ``v2Checkpoint``."""
+    return BUILDERS["unpartitioned"](path, "classic")
+
+
+def _v2_checkpoint_added(path: Path) -> TableBuilder:
+    """Four appends to a classic table, then a protocol upgrade that adds ``v2Checkpoint``; the policy
+    stays ``classic`` (absent), where a writer may still write a classic V1 checkpoint but no multi-part
+    one: what delta-spark's part size alone would give (spec D3)."""
+    builder = BUILDERS["unpartitioned"](path, "classic")
+    builder.set_features(("v2Checkpoint",), ())
+    return builder
+
+
+#: The tables the refusals of an explicit request are asked on, by case.
+_REFUSAL_CASES: dict[str, Callable[[Path], TableBuilder]] = {
+    "without-v2-checkpoint": _without_v2_checkpoint,
+    "v2-checkpoint-added": _v2_checkpoint_added,
+}
+#: Each case's table, built once per worker (a small log, no Spark) and copied for every writer profile.
+_REFUSAL_TABLES: dict[str, tuple[Path, int]] = {}
+
+
+def _refusal_table(case: str, factory: pytest.TempPathFactory, target: Path) -> tuple[Path, int]:
+    """A copy at ``target`` of case ``case``'s table (files, bytes and modification times as built) and
+    the version to ask for, its latest."""
+    if case not in _REFUSAL_TABLES:
+        builder = _REFUSAL_CASES[case](factory.mktemp(f"refusal-{case}") / "table")
+        _REFUSAL_TABLES[case] = (builder.root, builder.version)
+    source, version = _REFUSAL_TABLES[case]
+    shutil.copytree(source, target)
+    return target, version
+
+
+def _asks_outright(writer: tuple[Any, Any], asks: bool, what: str) -> None:
+    """Skip as not applicable unless the writer's profile asks for ``what`` and declares the request
+    explicit (a profile whose kind follows from the table could only be asked by changing the table)."""
+    impl, profile = writer
+    label = f"{impl.info.name}:{profile.name}"
+    if not asks:
+        pytest.skip(f"n.a.: {label} does not ask for {what}")
+    if not profile.explicit:
+        pytest.skip(
+            f"n.a.: {label} takes its checkpoint kind from the table, not from the request (the profile is "
+            f"not declared explicit): it cannot be asked for {what} there without changing the table"
+        )
+
+
+@pytest.mark.requirement("CKPT-FEAT-003")
+def test_writer_refuses_v2_without_the_feature(
+    writer: tuple[Any, Any], tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """A profile that asks outright for a V2 checkpoint, asked on a table whose protocol lacks
+    ``v2Checkpoint``: the writer fails with ``V2_FEATURE_NOT_SUPPORTED`` and the log is unchanged.
+
+    Spec: CKPT-FEAT-003
+    > A writer that is explicitly asked to write a V2-spec checkpoint for a version whose protocol does not
+    > support `v2Checkpoint` MUST fail with `V2_FEATURE_NOT_SUPPORTED` and MUST NOT write any file.
+    """
+    _asks_outright(writer, writer[1].spec is CheckpointSpec.V2, "a V2 checkpoint")
+    table, version = _refusal_table("without-v2-checkpoint", tmp_path_factory, tmp_path / "table")
+    _assert_refused(
+        writer, table, version, "V2_FEATURE_NOT_SUPPORTED", "V2 asked, the protocol lacks v2Checkpoint"
+    )
+
+
+@pytest.mark.requirement("CKPT-FEAT-005")
+def test_writer_refuses_multipart_on_a_v2_table(
+    writer: tuple[Any, Any], tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """A profile that asks outright for a multi-part checkpoint, asked on a table whose protocol supports
+    ``v2Checkpoint`` (policy ``classic``): the writer fails with ``MULTIPART_ON_V2_TABLE`` and the log is
+    unchanged.
+
+    Spec: CKPT-FEAT-005
+    > A writer that is explicitly asked to write a multi-part checkpoint for a version whose protocol
+    > supports `v2Checkpoint` MUST fail with `MULTIPART_ON_V2_TABLE` and MUST NOT write any file.
+    """
+    _asks_outright(writer, writer[1].naming is CheckpointNaming.MULTI_PART, "a multi-part checkpoint")
+    table, version = _refusal_table("v2-checkpoint-added", tmp_path_factory, tmp_path / "table")
+    _assert_refused(
+        writer, table, version, "MULTIPART_ON_V2_TABLE", "multi-part asked, the protocol has v2Checkpoint"
+    )

@@ -16,6 +16,9 @@ of an action is computed here from the spec (:func:`_part_of`), not with ``confo
 * ``v2`` — a UUID-named JSON top-level file and one UUID-named Parquet sidecar (§11, §12), its action's
   tags counting its rows (CKPT-INC-006).
 
+Each profile asks for its kind outright (``explicit``): asked for ``v2`` on a table without ``v2Checkpoint``
+or for ``parts`` on one with it, the correct writer refuses and writes nothing (CKPT-FEAT-003, -005).
+
 Every other profile is ``<base>.<mutation>``: the base profile's output with one defect of
 :data:`MUTATIONS`, which the conformance suite must report under the rule the defect breaks.
 """
@@ -75,12 +78,15 @@ MUTATIONS: dict[str, tuple[str, str]] = {
     "last-schema-on-json": ("v2", "_last_checkpoint.checkpointSchema for a JSON top-level file"),
     "latest-for-missing": ("v1", "asked for a version without a commit, checkpoints the newest one"),
     "any-policy": ("v1", "writes whatever delta.checkpointPolicy says"),
+    "any-protocol": ("v2", "asked for V2 on a table without v2Checkpoint, writes it"),
+    "late-refusal": ("v2", "asked for V2 on a table without v2Checkpoint, refuses after writing it"),
 }
 _BASES = {
-    "v1": {"spec": "v1", "naming": "classic", "needsV2Table": False},
-    "parts": {"spec": "v1", "naming": "multi-part", "needsV2Table": False},
-    "v2": {"spec": "v2", "naming": "uuid", "manifest": "json", "sidecars": True, "needsV2Table": True},
-}
+    "v1": {"spec": "v1", "naming": "classic", "needsV2Table": False, "explicit": True},
+    "parts": {"spec": "v1", "naming": "multi-part", "needsV2Table": False, "explicit": True},
+    "v2": {"spec": "v2", "naming": "uuid", "manifest": "json", "sidecars": True, "needsV2Table": True,
+           "explicit": True},
+}  # fmt: skip
 
 
 class Refused(Exception):
@@ -150,6 +156,12 @@ def write_checkpoint(table: Path, profile: str, version: int) -> None:
     policy = (_latest(log, "metaData").get("configuration") or {}).get("delta.checkpointPolicy", "classic")
     if policy not in ("classic", "v2") and mutation != "any-policy":  # CKPT-FEAT-009
         raise Refused("INVALID_OPTION", f"{log}: delta.checkpointPolicy is {policy!r}")
+    v2_table = "v2Checkpoint" in (_latest(log, "protocol").get("readerFeatures") or ())
+    refuse_v2 = base == "v2" and not v2_table and mutation != "any-protocol"  # CKPT-FEAT-003
+    if refuse_v2 and mutation != "late-refusal":
+        raise Refused("V2_FEATURE_NOT_SUPPORTED", f"{log}: version {version} lacks v2Checkpoint")
+    if base == "parts" and v2_table and mutation != "on-v2-table":  # CKPT-FEAT-005
+        raise Refused("MULTIPART_ON_V2_TABLE", f"{log}: version {version} has v2Checkpoint")
     DeltaTable(str(table), version=version).create_checkpoint()
     classic = log / f"{version:020d}.checkpoint.parquet"
     arrow = pq.read_table(classic)
@@ -196,6 +208,10 @@ def write_checkpoint(table: Path, profile: str, version: int) -> None:
     (log / "_last_checkpoint").write_text(json.dumps(hint))
     if mutation == "sidecar-missing":
         written[-1][0].unlink()
+    if refuse_v2:
+        raise Refused(
+            "V2_FEATURE_NOT_SUPPORTED", f"{log}: version {version} lacks v2Checkpoint (refused late)"
+        )
 
 
 def _mutate_rows(rows: list[dict[str, Any]], mutation: str) -> list[dict[str, Any]]:

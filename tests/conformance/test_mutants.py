@@ -25,8 +25,8 @@ import pytest
 HARNESS = Path(__file__).with_name("mutant_harness.py")
 #: What the nested run selects (``-k``): the writer-output tests but the one that writes again (a second
 #: multi-part attempt), which no mutant here targets — the refusals (a version without a commit, a bad
-#: delta.checkpointPolicy, an unknown writer feature) build their own small table and run for every
-#: profile; and four golden tables — V2 with sidecars, time travel over a remove (versions 4 and 6, from
+#: delta.checkpointPolicy, an unknown writer feature, V2 without v2Checkpoint, multi-part with it) build
+#: their own small table and run for every profile; and four golden tables — V2 with sidecars, time travel over a remove (versions 4 and 6, from
 #: checkpoints 2 and 5), a dangling hint over four commits, a gap after the checkpoint.
 SELECTION = (
     "(test_writer_output and not test_multipart_rewrite)"
@@ -74,7 +74,7 @@ WRITER_MUTANTS: dict[str, tuple[dict[str, str], str]] = {
         {"CKPT-PART-010": SHOULD},
         "the schema of ['00000000000000000005.checkpoint.0000000002.0000000002.parquet'] differs",
     ),
-    "parts.on-v2-table": ({"CKPT-FEAT-004": MUST}, "on a table with v2Checkpoint"),
+    "parts.on-v2-table": ({"CKPT-FEAT-004": MUST, "CKPT-FEAT-005": MUST}, "on a table with v2Checkpoint"),
     "v1.last-fraction": ({"CKPT-CKSUM-003": SHOULD}, "numbers that are not integers: ['0.5']"),
     "v2.no-sidecar-action": (
         {
@@ -110,6 +110,14 @@ WRITER_MUTANTS: dict[str, tuple[dict[str, str], str]] = {
     "v1.any-policy": (
         {"CKPT-FEAT-009": MUST},
         "(delta.checkpointPolicy bogus): the writer wrote a checkpoint",
+    ),
+    "v2.any-protocol": (
+        {"CKPT-FEAT-003": MUST},
+        "(V2 asked, the protocol lacks v2Checkpoint): the writer wrote a checkpoint instead of refusing",
+    ),
+    "v2.late-refusal": (
+        {"CKPT-FEAT-003": MUST},
+        "(V2 asked, the protocol lacks v2Checkpoint): the log changed",
     ),
 }
 #: reader mutation -> (the failed requirements of the golden tables it misreads, a fixture it misreads).
