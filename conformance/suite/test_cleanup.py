@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from conformance.adapter import AdapterError, Implementation, ReadResult
+from conformance.adapters.command import ProtocolViolation
 from conformance.compare import assert_states_equal
 from conformance.decode.checkpoint import sidecar_actions, sidecar_file
 from conformance.decode.files import digest
@@ -71,7 +72,7 @@ class CleanedTable:
 _CASES: dict[str, CleanupCase] = {}
 _CLEANED: dict[tuple[str, str], CleanedTable] = {}
 #: (reader, digest of a cleaned copy, version) -> the first copy with those files read, and what the read gave
-_READS: dict[tuple[str, str, int], tuple[Path, ReadResult | AdapterError]] = {}
+_READS: dict[tuple[str, str, int], tuple[Path, ReadResult | Failure]] = {}
 
 
 def _case(name: str, factory: pytest.TempPathFactory) -> CleanupCase:
@@ -291,12 +292,11 @@ def test_reader_reads_every_remaining_version(cleaned: CleanedTable, reader: Imp
     oldest = cleaned.remaining_commits[0]
     for version in sorted({oldest, LATEST}):
         where = f"{cleaned.label}, version {version} read by {info.name}"
-        try:
-            table, result = _read(reader, cleaned, version)
-        except AdapterError as exc:
-            pytest.fail(f"{where}: {exc.code}: {exc.message}", pytrace=False)
+        table, result = _read(reader, cleaned, version)
         if table != cleaned.path:
             where += f" (read in {table}, a byte-identical copy)"
+        if not isinstance(result, ReadResult):
+            fail_with(where, "reader", result)
         assert_states_equal(
             cleaned.case.states[version],
             result.state,
@@ -306,23 +306,21 @@ def test_reader_reads_every_remaining_version(cleaned: CleanedTable, reader: Imp
         )
 
 
-def _read(reader: Implementation, cleaned: CleanedTable, version: int) -> tuple[Path, ReadResult]:
+def _read(reader: Implementation, cleaned: CleanedTable, version: int) -> tuple[Path, ReadResult | Failure]:
     """``reader``'s read of ``version`` of ``cleaned``, and the table it read: made once per reader for the
     cleaned copies of a case that hold the same files (same :attr:`CleanedTable.digest`), the first of
-    them, whose result (or coded error) stands for the others. Any other failure is not kept."""
+    them, whose result, coded error or breach of the subprocess protocol stands for the others (the same
+    bytes, the same verdict; :func:`~conformance.suite.conftest.attempt`). Any other failure is not kept."""
     key = (reader.info.name, cleaned.digest, version)
     if key not in _READS:
         now_ms = cleaned.case.now_ms if reader.info.honours_clock else None
-        outcome: ReadResult | AdapterError
+        outcome: ReadResult | Failure
         try:
             outcome = reader.read(cleaned.path, version=version, now_ms=now_ms)
-        except AdapterError as exc:
+        except (AdapterError, ProtocolViolation) as exc:
             outcome = exc
         _READS[key] = (cleaned.path, outcome)
-    table, outcome = _READS[key]
-    if isinstance(outcome, AdapterError):
-        raise outcome
-    return table, outcome
+    return _READS[key]
 
 
 @pytest.mark.requirement("CKPT-CLEAN-009", "CKPT-CLEAN-017")

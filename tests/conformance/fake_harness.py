@@ -8,6 +8,8 @@ Behaviour is chosen by environment variables:
   (see :data:`MISBEHAVIOURS`);
 * ``FAKE_PURGE`` — if set, the program is a cleaner (only) whose ``cleanup`` deletes every commit file
   but the latest: the data loss the cleaner tests must catch;
+* ``FAKE_ROLES`` — if set (comma-separated), the roles the program declares instead;
+* ``FAKE_READS`` — if set (a file), every ``read`` first appends ``TABLE VERSION`` to it;
 * ``FAKE_WRITE_CRASH`` — if set (a file), the program is a writer (only, profile ``v1``) whose
   ``write_checkpoint`` appends a line to that file and exits with status 3 before answering.
 """
@@ -73,16 +75,25 @@ def _state() -> dict[str, object]:
     return state
 
 
+def _roles() -> list[str]:
+    if os.environ.get("FAKE_ROLES"):
+        return os.environ["FAKE_ROLES"].split(",")
+    return ["cleaner"] if os.environ.get("FAKE_PURGE") else ["reader"]
+
+
 def main() -> int:
     for line in sys.stdin:
         request = json.loads(line)
         op = request["op"]
+        if op == "read" and os.environ.get("FAKE_READS"):
+            with open(os.environ["FAKE_READS"], "a") as reads:
+                reads.write(f"{request['table']} {request['version']}\n")
         if op == "hello":
             result = {
                 "name": "fake",
                 "version": "0.0.1",
                 "protocolVersion": "1.0",
-                "roles": ["cleaner"] if os.environ.get("FAKE_PURGE") else ["reader"],
+                "roles": _roles(),
                 "unavailableFields": ["tombstones"],
                 "reportsCheckpoint": False,
             }

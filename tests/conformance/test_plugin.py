@@ -130,6 +130,53 @@ def test_cleaner_that_loses_history_fails(
     )
 
 
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-CLEAN-001")
+def test_a_reader_s_protocol_violation_on_identical_cleaned_copies_is_asked_once_and_names_the_copy_read(
+    pytester: pytest.Pytester,
+    one_case: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    spark: SparkSession,
+    tmp_path: Path,
+) -> None:
+    """Two cleaners (subprocess programs) that delete the same files leave byte-identical copies of the
+    ``classic`` case; each is also a reader whose reads break the protocol (not JSON). Each reader is asked
+    once per version for both copies — the violation stands for the identical copy as a result or a coded
+    error does — and the test of the copy not read names the copy that was. (Builds the case with the
+    reference writer: in this process's Spark session, as ``test_cleaner_that_loses_history_fails``.)
+
+    Spec: CKPT-CLEAN-001
+    "After a cleanup that deleted any commit file, the oldest remaining commit file MUST be at the version
+    of a complete checkpoint …"
+    """
+    reads = tmp_path / "reads.txt"
+    for name, value in {
+        "FAKE_PURGE": "1",
+        "FAKE_ROLES": "cleaner,reader",
+        "FAKE_MISBEHAVE": "garbage",
+        "FAKE_STATE": str(_latest_state(one_case)),
+        "FAKE_READS": str(reads),
+    }.items():
+        monkeypatch.setenv(name, value)
+    result = _run(
+        pytester,
+        one_case,
+        "--impl-cmd",
+        f"other={sys.executable} {HARNESS}",
+        "-k",
+        "reads_every_remaining_version and classic and not v2 and not after",
+        module="test_cleanup",
+        in_process=True,
+    )
+    result.assert_outcomes(failed=4)
+    asked = reads.read_text().splitlines()
+    assert len(asked) == 2 and len(set(asked)) == 1, f"the readers were asked {asked}, expected one read each"
+    first = Path(asked[0].split()[0])
+    result.stdout.fnmatch_lines(
+        [f"*read by *(read in {first}, a byte-identical copy): protocol violation: harness*not JSON*"] * 2
+    )
+
+
 def test_expected_error_code_is_compared(
     pytester: pytest.Pytester, one_case: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
