@@ -32,7 +32,9 @@ Usage::
 5. publish sidecars under unique names, re-check each, then the top-level file(s) create-if-absent
    (:mod:`~reference_impl.write.publish`): a classic name another writer took after this one listed
    the log is ``CHECKPOINT_CONFLICT``, and this writer first deletes the sidecars it published
-   (``CKPT-WRITE-006``; spec note under ``CKPT-WRITE-008``); an incremental checkpoint re-checks its reused sidecars
+   (``CKPT-WRITE-006``; spec note under ``CKPT-WRITE-008``) — but a store's failure to create the
+   top-level file leaves them, named in the error (the file may exist all the same; if not, sidecar
+   cleanup collects them, ``CKPT-CLEAN-017``); an incremental checkpoint re-checks its reused sidecars
    after publication too, and when one is gone removes its top-level file, replays again and writes
    the checkpoint in full (``CKPT-INC-005``);
 6. replace ``_last_checkpoint`` atomically, never with an older version (:mod:`~reference_impl.write.hint`).
@@ -50,7 +52,7 @@ import os
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -61,6 +63,7 @@ from reference_impl.errors import (
     CheckpointError,
     ReusedSidecarGone,
     SelfCheckFailed,
+    StorageError,
     TableNotFound,
     UnsupportedReaderFeature,
     VersionNotFound,
@@ -125,6 +128,7 @@ if TYPE_CHECKING:
 #: Why a classic name or part was not published (:mod:`~reference_impl.write.publish`): another writer
 #: won the race, or the file there is empty or unreadable; either way this writer withdraws the same.
 NotPublished = CheckpointConflict | CheckpointCorrupt
+_Error = TypeVar("_Error", bound=CheckpointError)
 _NOT_PUBLISHED = (CheckpointConflict, CheckpointCorrupt)
 
 
@@ -410,11 +414,22 @@ class _Writer:
             name = classic_checkpoint_name(self.version)
         fmt = TopLevelFormat.JSON if name.endswith(".json") else TopLevelFormat.PARQUET
         inline = None if self.plan.sidecars else state
+        reused = {s.name for s in state.reused}
+        own = [s for s in sidecars if s.name not in reused]
         try:
             top, schema = self.write_top_level(name, fmt, head, inline, state.rows.schema)
         except _NOT_PUBLISHED as conflict:
-            reused = {s.name for s in state.reused}
-            raise self._withdrawn(conflict, [s for s in sidecars if s.name not in reused]) from None
+            raise self._withdrawn(conflict, own) from None
+        except StorageError as failure:
+            if not own:
+                raise
+            # Not "not published": the store may have created the top-level file and failed to say so,
+            # so the sidecars it would reference stay.
+            raise _amended(
+                failure,
+                f"the {len(own)} sidecar(s) this writer published stay: if the top-level file was not "
+                "created, no checkpoint references them and sidecar cleanup collects them (CKPT-CLEAN-017)",
+            ) from None
         self.hooks.reached(PublicationPoint.TOP_LEVEL_PUBLISHED)
         if state.reused and not top.kept_existing:
             self._recheck_reused(state.reused, top)
@@ -512,9 +527,9 @@ class _Writer:
 _HEAD_POSITION = "_delta_ckpt_head_position"
 
 
-def _amended(conflict: NotPublished, note: str) -> NotPublished:
-    """``conflict`` with ``note`` on what this writer did about it."""
-    return type(conflict)(f"{conflict.message}; {note}", path=conflict.path, rule=conflict.rule)
+def _amended(error: _Error, note: str) -> _Error:
+    """``error`` with ``note`` on what this writer did about it, or left."""
+    return type(error)(f"{error.message}; {note}", path=error.path, rule=error.rule)
 
 
 def _needs_counts(plan: CheckpointPlan) -> bool:

@@ -80,3 +80,18 @@ def local_store_failing_reads(monkeypatch: pytest.MonkeyPatch) -> set[str]:
 
     monkeypatch.setitem(factory.STORAGES, "file", lambda *args: FailingReads())
     return failing
+
+
+def local_store_failing_publication(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """Local paths get a local store that fails to publish a staged file as ``name`` (a final name under
+    ``_delta_log``) as an object store's conditional ``PUT`` answered 503 does: nothing is published,
+    and the caller cannot tell that from a file created whose answer was lost."""
+
+    class FailingPublication(LocalStorage):
+        def publish_new(self, staged: Location, target: Location, *, unique_name: bool = False) -> FileInfo:
+            if target.name == name:
+                self.delete(staged)
+                raise StorageError("the store answered 503 to a conditional PUT", path=str(target))
+            return super().publish_new(staged, target, unique_name=unique_name)
+
+    monkeypatch.setitem(factory.STORAGES, "file", lambda *args: FailingPublication())

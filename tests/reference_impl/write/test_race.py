@@ -20,7 +20,8 @@ already there when a writer listed the log — an earlier run's — is kept and 
 ``test_crash_points.py``, the re-run after a crash.) An empty or unreadable file at the classic name is
 no lost race: ``CHECKPOINT_CORRUPT`` naming it, its size and ``CKPT-WRITE-008``, and ``_delta_log`` as
 it was. A kept file whose bytes decode but which Spark fails to read (an I/O error in its job) is the
-store's ``STORAGE_ERROR``, not a corrupt file.
+store's ``STORAGE_ERROR``, not a corrupt file. A store failing to create a V2 top-level file is a
+``STORAGE_ERROR`` too, and the sidecars the writer published stay (the file may exist all the same).
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ from reference_impl.write.writer import write_checkpoint
 from spec.vocabulary import CheckpointSpec
 from tests.reference_impl.write.test_bad_input import ERROR_LINE
 from tests.support.listings import log_dir
-from tests.support.stores import local_store_failing_reads
+from tests.support.stores import local_store_failing_publication, local_store_failing_reads
 
 
 class WinnerAt:
@@ -425,3 +426,35 @@ def test_spark_failing_to_read_a_kept_file_that_decodes_is_a_storage_error_namin
     hooks.crc.unlink()
     left = files(log_dir(table))
     assert left == start, f"{taken}: _delta_log changed: {diff(start, left)}"
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-WRITE-004")
+def test_a_store_failing_to_create_the_top_level_file_leaves_the_sidecars_and_says_so(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A V2 classic checkpoint whose top-level file the store fails to create (503): ``STORAGE_ERROR``
+    naming the file, exit 2. The store may have created it all the same, so the writer's 3 sidecars are
+    not deleted as after a lost race: they stay, and the error says so and who collects them.
+
+    Spec: CKPT-WRITE-004
+    "A writer MUST finish writing every sidecar file before the top-level file that references it becomes
+    visible, and every file of a checkpoint before it updates `_last_checkpoint` to describe that checkpoint."
+    """
+    table = _v2_table(tmp_path / "table", spark)
+    taken = log_dir(table) / classic_checkpoint_name(3)
+    local_store_failing_publication(monkeypatch, taken.name)
+    start = files(log_dir(table))
+    capsys.readouterr()
+    status = main(["checkpoint", str(table), *V2_CLASSIC, "--quiet"])
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert status == 2 and len(lines) == 1, f"{taken}: exit status {status}, stderr {lines}"
+    match = ERROR_LINE.match(lines[0])
+    assert match is not None, f"{taken}: not one 'CODE: message [file: …]' line: {lines[0]!r}"
+    assert (match["code"], match["file"]) == ("STORAGE_ERROR", str(taken)), f"{taken}: {lines[0]!r}"
+    says = "the 3 sidecar(s) this writer published stay: if the top-level file was not created"
+    assert says in match["message"] and "(CKPT-CLEAN-017)" in match["message"], f"{taken}: {lines[0]!r}"
+    left = files(log_dir(table))
+    new = sorted(set(left) - set(start))
+    sidecars = [n for n in new if n.startswith("_sidecars/") and n.endswith(".parquet")]
+    assert len(sidecars) == 3 and taken.name not in left, f"{taken}: new in _delta_log: {new}"
