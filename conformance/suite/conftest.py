@@ -86,6 +86,14 @@ def fail_with(label: str, role: str, failure: Failure) -> NoReturn:
     pytest.fail(f"{label}: the {role} failed: {failure}", pytrace=False)
 
 
+def new_checkpoint(table: Path, version: int, before: Listing) -> list[str]:
+    """The top-level file or parts (relative to ``_delta_log``) of a checkpoint of ``version`` that has a
+    file not in ``before``, the listing taken before the write; ``[]`` when there is none."""
+    groups = checkpoint_names(table / DELTA_LOG, version)
+    new = [names for names in groups.values() if any(n not in before for n in names)]
+    return sorted(new[0]) if new else []
+
+
 def shape_variant(profile: WriterProfile) -> Variant:
     return "v2" if profile.needs_v2_table else "classic"
 
@@ -101,9 +109,7 @@ def written_table(
     before = listing(shape.path)
     error = attempt(lambda: impl.write_checkpoint(shape.path, profile=profile.name, version=shape.version))
     after = listing(shape.path)
-    groups = checkpoint_names(shape.path / "_delta_log", shape.version)
-    new = [names for names in groups.values() if any(n not in before for n in names)]
-    checkpoint = sorted(new[0]) if new else []
+    checkpoint = new_checkpoint(shape.path, shape.version, before)
     readable = None
     if checkpoint:
         readable = base / "readable"

@@ -31,9 +31,16 @@ from conformance.decode.names import SIDECAR_DIR, parse_name
 from conformance.decode.paths import canonical_path, table_root_uri
 from conformance.decode.spark_hash import part_of, spark_xxhash64
 from conformance.plugin import Checks
-from conformance.suite.conftest import WrittenTable, listing, shape_variant
-from conformance.tables.builder import TableBuilder
-from conformance.tables.shapes import BUILDERS
+from conformance.suite.conftest import (
+    WrittenTable,
+    attempt,
+    fail_with,
+    listing,
+    new_checkpoint,
+    shape_variant,
+)
+from conformance.tables.builder import TableBuilder, rows
+from conformance.tables.shapes import BUILDERS, Variant, new_table
 from spec.schemas import validator
 from spec.table_state import TableState
 from spec.vocabulary import CheckpointNaming, CheckpointSpec, LogFileKind, TopLevelFormat
@@ -995,22 +1002,20 @@ def _v2_checkpoint_added(path: Path) -> TableBuilder:
     return builder
 
 
-#: The tables the refusals of an explicit request are asked on, by case.
-_REFUSAL_CASES: dict[str, Callable[[Path], TableBuilder]] = {
-    "without-v2-checkpoint": _without_v2_checkpoint,
-    "v2-checkpoint-added": _v2_checkpoint_added,
-}
-#: Each case's table, built once per worker (a small log, no Spark) and copied for every writer profile.
-_REFUSAL_TABLES: dict[str, tuple[Path, int]] = {}
+#: The tables of the writer-only cases by name, each built once per worker (a small log, no Spark) and
+#: copied for every writer profile: the table and its latest version.
+_CASE_TABLES: dict[str, tuple[Path, int]] = {}
 
 
-def _refusal_table(case: str, factory: pytest.TempPathFactory, target: Path) -> tuple[Path, int]:
-    """A copy at ``target`` of case ``case``'s table (files, bytes and modification times as built) and
-    the version to ask for, its latest."""
-    if case not in _REFUSAL_TABLES:
-        builder = _REFUSAL_CASES[case](factory.mktemp(f"refusal-{case}") / "table")
-        _REFUSAL_TABLES[case] = (builder.root, builder.version)
-    source, version = _REFUSAL_TABLES[case]
+def _copy_of(
+    name: str, build: Callable[[Path], TableBuilder], factory: pytest.TempPathFactory, target: Path
+) -> tuple[Path, int]:
+    """A copy at ``target`` of the table ``build`` makes for case ``name`` (files, bytes and modification
+    times as built) and the version to ask for, its latest."""
+    if name not in _CASE_TABLES:
+        builder = build(factory.mktemp(name) / "table")
+        _CASE_TABLES[name] = (builder.root, builder.version)
+    source, version = _CASE_TABLES[name]
     shutil.copytree(source, target)
     return target, version
 
@@ -1041,7 +1046,9 @@ def test_writer_refuses_v2_without_the_feature(
     > support `v2Checkpoint` MUST fail with `V2_FEATURE_NOT_SUPPORTED` and MUST NOT write any file.
     """
     _asks_outright(writer, writer[1].spec is CheckpointSpec.V2, "a V2 checkpoint")
-    table, version = _refusal_table("without-v2-checkpoint", tmp_path_factory, tmp_path / "table")
+    table, version = _copy_of(
+        "no-v2-checkpoint", _without_v2_checkpoint, tmp_path_factory, tmp_path / "table"
+    )
     _assert_refused(
         writer, table, version, "V2_FEATURE_NOT_SUPPORTED", "V2 asked, the protocol lacks v2Checkpoint"
     )
@@ -1060,7 +1067,75 @@ def test_writer_refuses_multipart_on_a_v2_table(
     > supports `v2Checkpoint` MUST fail with `MULTIPART_ON_V2_TABLE` and MUST NOT write any file.
     """
     _asks_outright(writer, writer[1].naming is CheckpointNaming.MULTI_PART, "a multi-part checkpoint")
-    table, version = _refusal_table("v2-checkpoint-added", tmp_path_factory, tmp_path / "table")
+    table, version = _copy_of(
+        "v2-checkpoint-added", _v2_checkpoint_added, tmp_path_factory, tmp_path / "table"
+    )
     _assert_refused(
         writer, table, version, "MULTIPART_ON_V2_TABLE", "multi-part asked, the protocol has v2Checkpoint"
     )
+
+
+#: The tag that marks the checkpointMetadata action a commit holds (CKPT-CONTENT-013's case).
+_PLANTED = "conformance.plantedInCommit"
+
+
+def _checkpoint_actions_in_commit(path: Path, variant: Variant) -> TableBuilder:
+    """Two appends, then commit 3 with a ``checkpointMetadata`` (version 3, tagged :data:`_PLANTED`) and a
+    ``sidecar`` naming ``planted-in-commit-3.parquet``, which does not exist, then a remove (a live file and
+    a tombstone in the state): a log no writer may produce, which readers read by ignoring both actions (CKPT-READ-022)."""
+    builder = new_table(path, variant)
+    builder.append(rows(0, 2))
+    builder.append(rows(2, 2))
+    planted = builder.version + 1
+    builder.commit(
+        [
+            {"checkpointMetadata": {"version": planted, "tags": {_PLANTED: str(planted)}}},
+            {
+                "sidecar": {
+                    "path": f"planted-in-commit-{planted}.parquet",
+                    "sizeInBytes": 1234,
+                    "modificationTime": builder.clock.now_ms,
+                }
+            },
+        ]
+    )
+    builder.remove(builder.live_paths[:1])
+    return builder
+
+
+@pytest.mark.requirement("CKPT-CONTENT-013")
+def test_checkpoint_actions_of_a_commit_are_left_out(
+    writer: tuple[Any, Any], tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """A table whose commit 3 holds a ``checkpointMetadata`` and a ``sidecar`` action (a writer-only case:
+    the state is that of the shapes, only the planted actions are new): the writer's checkpoint of
+    version 4 holds neither; at most one ``checkpointMetadata``, its own (version 4, without the planted
+    tag), and no ``sidecar`` action naming the planted file.
+
+    Spec: CKPT-CONTENT-013
+    > A checkpoint MUST NOT contain a `checkpointMetadata` or `sidecar` action taken from a commit file; its
+    > only `checkpointMetadata` and `sidecar` actions are those the writer creates for the checkpoint
+    > itself.
+    """
+    impl, profile = writer
+    variant = shape_variant(profile)
+    table, version = _copy_of(
+        f"checkpoint-actions-in-commit-{variant}",
+        lambda path: _checkpoint_actions_in_commit(path, variant),
+        tmp_path_factory,
+        tmp_path / "table",
+    )
+    label = f"{impl.info.name}:{profile.name} on {table} (commit 3 holds checkpointMetadata and sidecar)"
+    before = listing(table)
+    error = attempt(lambda: impl.write_checkpoint(table, profile=profile.name, version=version))
+    if error is not None:
+        fail_with(label, "writer", error)
+    names = new_checkpoint(table, version, before)
+    if not names:
+        pytest.fail(f"{label}: no new checkpoint file appeared at version {version}", pytrace=False)
+    decoded = decode_checkpoint(table / "_delta_log", names, missing_ok=True)
+    metadata = decoded.actions("checkpointMetadata")
+    copied = [m for m in metadata if _PLANTED in (m.get("tags") or {}) or m.get("version") != version]
+    assert len(metadata) <= 1 and not copied, f"{label}: {names} hold checkpointMetadata {metadata}"
+    planted = [a for a in decoded.actions("sidecar") if "planted-in-commit" in str(a.get("path"))]
+    assert not planted, f"{label}: {names} hold the commit's sidecar action {planted}"

@@ -80,6 +80,7 @@ MUTATIONS: dict[str, tuple[str, str]] = {
     "any-policy": ("v1", "writes whatever delta.checkpointPolicy says"),
     "any-protocol": ("v2", "asked for V2 on a table without v2Checkpoint, writes it"),
     "late-refusal": ("v2", "asked for V2 on a table without v2Checkpoint, refuses after writing it"),
+    "commit-actions": ("v2", "copies the checkpointMetadata and sidecar actions of the commits"),
 }
 _BASES = {
     "v1": {"spec": "v1", "naming": "classic", "needsV2Table": False, "explicit": True},
@@ -280,11 +281,23 @@ def _v2(
     if mutation != "no-checkpoint-metadata":
         top.append({"checkpointMetadata": {"version": version}})
     top += [r for r in rows if r not in files]
+    if mutation == "commit-actions":
+        top += _commit_actions(log, version)
     if mutation != "no-sidecar-action":
         top.append({"sidecar": action})
     path = log / f"{version:020d}.checkpoint.{_uuid(table, f'top-{version}')}.json"
     path.write_text("".join(json.dumps(r) + "\n" for r in top))
     return [(path, len(top)), (sidecar, len(files))]
+
+
+def _commit_actions(log: Path, version: int) -> list[dict[str, Any]]:
+    """The ``checkpointMetadata`` and ``sidecar`` actions of commits 0 to ``version``, as they are there."""
+    out = []
+    for commit in sorted(log.glob("[0-9]" * 20 + ".json")):
+        if int(commit.name[:20]) <= version:
+            actions = [json.loads(line) for line in commit.read_text().splitlines() if line.strip()]
+            out += [a for a in actions if {"checkpointMetadata", "sidecar"} & set(a)]
+    return out
 
 
 def _counts(files: list[dict[str, Any]], mutation: str) -> dict[str, str]:

@@ -115,6 +115,10 @@ WRITER_MUTANTS: dict[str, tuple[dict[str, str], str]] = {
         {"CKPT-FEAT-003": MUST},
         "(V2 asked, the protocol lacks v2Checkpoint): the writer wrote a checkpoint instead of refusing",
     ),
+    "v2.commit-actions": (
+        {"CKPT-CONTENT-013": MUST},
+        "{'version': 3, 'tags': {'conformance.plantedInCommit': '3'}}",
+    ),
     "v2.late-refusal": (
         {"CKPT-FEAT-003": MUST},
         "(V2 asked, the protocol lacks v2Checkpoint): the log changed",
