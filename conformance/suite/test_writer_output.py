@@ -1126,6 +1126,87 @@ def test_checkpoint_actions_of_a_commit_are_left_out(
         tmp_path / "table",
     )
     label = f"{impl.info.name}:{profile.name} on {table} (commit 3 holds checkpointMetadata and sidecar)"
+    names, decoded = _checkpoint_of(writer, table, version, label)
+    metadata = decoded.actions("checkpointMetadata")
+    copied = [m for m in metadata if _PLANTED in (m.get("tags") or {}) or m.get("version") != version]
+    assert len(metadata) <= 1 and not copied, f"{label}: {names} hold checkpointMetadata {metadata}"
+    planted = [a for a in decoded.actions("sidecar") if "planted-in-commit" in str(a.get("path"))]
+    assert not planted, f"{label}: {names} hold the commit's sidecar action {planted}"
+
+
+#: When the expired tombstone of CKPT-CONTENT-007's case was deleted: 2001-09-09, expired under the
+#: case's ten-year retention since 2011, whatever the clock; the other one is deleted at the builder's
+#: clock (2025), live until 2035.
+_EXPIRED_AT = 1_000_000_000_000
+
+
+def _expired_and_live_tombstones(path: Path, variant: Variant) -> TableBuilder:
+    """Three appends to a table with ``delta.deletedFileRetentionDuration`` of 3650 days, then two removes:
+    the first file at :data:`_EXPIRED_AT`, the second at the builder's clock."""
+    builder = new_table(path, variant, config={"delta.deletedFileRetentionDuration": "interval 3650 days"})
+    for i in range(3):
+        builder.append(rows(i * 2, 2))
+    expired, live = builder.live_paths[:2]
+    builder.remove([expired], deletion_timestamp=_EXPIRED_AT)
+    builder.remove([live])
+    return builder
+
+
+@pytest.mark.requirement("CKPT-CONTENT-007", "CKPT-CONTENT-006")
+def test_expired_tombstones_are_left_out(
+    writer: tuple[Any, Any], tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, check: Checks
+) -> None:
+    """A table with a tombstone deleted in 2001 and one deleted in 2025 under a ten-year
+    ``delta.deletedFileRetentionDuration`` (a writer-only case: the writer's clock is the real one): the
+    checkpoint leaves the expired tombstone out (SHOULD) and keeps the live one (MUST); each is scored
+    under its own requirement.
+
+    Spec: CKPT-CONTENT-007
+    > A writer SHOULD leave out every tombstone whose `deletionTimestamp` is not later than the current time
+    > minus the table's `delta.deletedFileRetentionDuration` (one week when unset), counting an absent
+    > `deletionTimestamp` as 0.
+    Spec: CKPT-CONTENT-006
+    > A checkpoint MUST contain exactly one `remove` action for each logical file whose newest file action
+    > is a `remove` that has not expired, and MUST NOT contain a `remove` action for a logical file that it
+    > also lists in an `add` action.
+    """
+    impl, profile = writer
+    variant = shape_variant(profile)
+    table, version = _copy_of(
+        f"expired-tombstone-{variant}",
+        lambda path: _expired_and_live_tombstones(path, variant),
+        tmp_path_factory,
+        tmp_path / "table",
+    )
+    root = table_root_uri(table)
+    tombstones = {  # deletionTimestamp -> canonical path, from the commits the case wrote
+        action["remove"]["deletionTimestamp"]: canonical_path(action["remove"]["path"], root)
+        for commit in sorted((table / "_delta_log").glob("[0-9]" * 20 + ".json"))
+        for action in map(json.loads, commit.read_text().splitlines())
+        if "remove" in action
+    }
+    label = f"{impl.info.name}:{profile.name} on {table} (tombstones deleted at {sorted(tombstones)})"
+    names, decoded = _checkpoint_of(writer, table, version, label)
+    removes = [canonical_path(r["path"], root) for r in decoded.actions("remove")]
+    expired, live = tombstones[_EXPIRED_AT], tombstones[max(tombstones)]
+    check(
+        "CKPT-CONTENT-007",
+        expired not in removes,
+        f"{label}: {names} keep the tombstone of {expired} deleted at {_EXPIRED_AT}",
+    )
+    check(
+        "CKPT-CONTENT-006",
+        removes.count(live) == 1,
+        f"{label}: {names} hold {removes.count(live)} remove(s) of the live tombstone {live}",
+    )
+
+
+def _checkpoint_of(
+    writer: tuple[Any, Any], table: Path, version: int, label: str
+) -> tuple[list[str], DecodedCheckpoint]:
+    """Have the writer checkpoint ``version`` of ``table``: the new checkpoint's files and their decoded
+    content; the test fails, with the writer's message, when it fails or writes no checkpoint."""
+    impl, profile = writer
     before = listing(table)
     error = attempt(lambda: impl.write_checkpoint(table, profile=profile.name, version=version))
     if error is not None:
@@ -1133,9 +1214,4 @@ def test_checkpoint_actions_of_a_commit_are_left_out(
     names = new_checkpoint(table, version, before)
     if not names:
         pytest.fail(f"{label}: no new checkpoint file appeared at version {version}", pytrace=False)
-    decoded = decode_checkpoint(table / "_delta_log", names, missing_ok=True)
-    metadata = decoded.actions("checkpointMetadata")
-    copied = [m for m in metadata if _PLANTED in (m.get("tags") or {}) or m.get("version") != version]
-    assert len(metadata) <= 1 and not copied, f"{label}: {names} hold checkpointMetadata {metadata}"
-    planted = [a for a in decoded.actions("sidecar") if "planted-in-commit" in str(a.get("path"))]
-    assert not planted, f"{label}: {names} hold the commit's sidecar action {planted}"
+    return names, decode_checkpoint(table / "_delta_log", names, missing_ok=True)

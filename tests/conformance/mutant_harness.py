@@ -81,6 +81,7 @@ MUTATIONS: dict[str, tuple[str, str]] = {
     "any-protocol": ("v2", "asked for V2 on a table without v2Checkpoint, writes it"),
     "late-refusal": ("v2", "asked for V2 on a table without v2Checkpoint, refuses after writing it"),
     "commit-actions": ("v2", "copies the checkpointMetadata and sidecar actions of the commits"),
+    "expired-kept": ("v1", "keeps the tombstones that expired"),
 }
 _BASES = {
     "v1": {"spec": "v1", "naming": "classic", "needsV2Table": False, "explicit": True},
@@ -178,6 +179,10 @@ def write_checkpoint(table: Path, profile: str, version: int) -> None:
                 if kind == "remove":
                     action.pop("stats", None), action.pop("tags", None)
                 rows.append({kind: action})
+    if mutation == "expired-kept":  # the commits' removes of files the checkpoint has no action for
+        held = {next(iter(r.values()))["path"] for r in rows if {"add", "remove"} & set(r)}
+        removes = [a["remove"] for a in _commit_actions(log, version, ("remove",))]
+        rows += [{"remove": {**r, "dataChange": False}} for r in removes if r["path"] not in held]
     rows = _mutate_rows(rows, mutation)
     fields = [
         _optional(f, ("stats", "tags") if f.name == "remove" else ())
@@ -282,7 +287,7 @@ def _v2(
         top.append({"checkpointMetadata": {"version": version}})
     top += [r for r in rows if r not in files]
     if mutation == "commit-actions":
-        top += _commit_actions(log, version)
+        top += _commit_actions(log, version, ("checkpointMetadata", "sidecar"))
     if mutation != "no-sidecar-action":
         top.append({"sidecar": action})
     path = log / f"{version:020d}.checkpoint.{_uuid(table, f'top-{version}')}.json"
@@ -290,13 +295,13 @@ def _v2(
     return [(path, len(top)), (sidecar, len(files))]
 
 
-def _commit_actions(log: Path, version: int) -> list[dict[str, Any]]:
-    """The ``checkpointMetadata`` and ``sidecar`` actions of commits 0 to ``version``, as they are there."""
+def _commit_actions(log: Path, version: int, kinds: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The actions of ``kinds`` in commits 0 to ``version``, as they are there."""
     out = []
     for commit in sorted(log.glob("[0-9]" * 20 + ".json")):
         if int(commit.name[:20]) <= version:
             actions = [json.loads(line) for line in commit.read_text().splitlines() if line.strip()]
-            out += [a for a in actions if {"checkpointMetadata", "sidecar"} & set(a)]
+            out += [a for a in actions if set(kinds) & set(a)]
     return out
 
 
