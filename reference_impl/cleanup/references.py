@@ -34,7 +34,11 @@ class References:
 
 
 def collect_references(storage: Storage, log_dir: Location, remaining: Iterable[FileInfo]) -> References:
-    """The ``sidecar`` actions of every remaining classic- or UUID-named top-level file (0-byte ones skipped)."""
+    """The ``sidecar`` actions of every remaining classic- or UUID-named top-level file (0-byte ones skipped).
+
+    A file that does not parse is recorded in :attr:`References.unreadable`; the store failing to read
+    one raises its ``STORAGE_ERROR`` naming the file (the cleaner reads these before it deletes anything).
+    """
     refs = References()
     for info in remaining:
         parsed = parse_log_file_name(info.name)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from reference_impl.errors import CheckpointCorrupt, SidecarPathInvalid
+from reference_impl.errors import CheckpointCorrupt, SidecarPathInvalid, StorageError
 from reference_impl.log.naming import SIDECAR_DIR
 from reference_impl.storage import Location, Storage
 
@@ -149,7 +149,12 @@ def read_sidecar_actions(storage: Storage, log_dir: Location, name: str) -> list
     """The ``sidecar`` actions of one top-level checkpoint file, read on the driver (no Spark).
 
     JSON top-level files line by line; Parquet files through their ``sidecar`` column only.
-    Raises :class:`CheckpointCorrupt` naming the file when it cannot be read.
+    Raises :class:`CheckpointCorrupt` naming the file when its bytes do not parse (the cleaner then
+    skips sidecar collection, ``CKPT-CLEAN-013``). The store failing a read of it (an unreachable
+    store, credentials it refuses, a ``GET`` answered 503) is the store's
+    :class:`~reference_impl.errors.StorageError`, raised as the store raised it: nothing says the file
+    is bad, and ``CHECKPOINT_CORRUPT`` would tell the user so (spec §21 error codes: ``STORAGE_ERROR``
+    is the storage failing; ``CHECKPOINT_CORRUPT`` a file that cannot be parsed).
     """
     path = log_dir / name
     out: list[dict[str, Any]] = []
@@ -169,5 +174,7 @@ def read_sidecar_actions(storage: Storage, log_dir: Location, name: str) -> list
                 return []
             column = parquet.read(columns=["sidecar"]).column("sidecar").to_pylist()
         return [row for row in column if isinstance(row, dict) and row.get("path") is not None]
-    except Exception as exc:  # json / pyarrow / storage errors: the file cannot be read
+    except StorageError:
+        raise
+    except Exception as exc:  # json / pyarrow errors: the bytes are no top-level checkpoint file
         raise CheckpointCorrupt(f"cannot read the sidecar references: {exc}", path=str(path)) from exc
