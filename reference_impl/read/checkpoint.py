@@ -328,7 +328,10 @@ def checkpoint_job_error(
     """A Spark job over the checkpoint's file actions failed after the checks: one error naming the file.
 
     The file is the checkpoint file (top-level file, part or sidecar) whose name the failure
-    mentions, else the top-level file (CKPT-READ-013).
+    mentions, else the top-level file (CKPT-READ-013). An I/O error in the job is no exception: a
+    Hadoop ``.crc`` gone stale since the checks (``ChecksumException``) MUST surface as
+    ``CHECKPOINT_CORRUPT`` naming the file (CKPT-READ-026), and a file deleted since then
+    (``FileNotFoundException``) is a missing checkpoint file, not the store's failure.
     """
     text = str(exc)
     names = [s.path.name for s in content.sidecars] + [f.name for f in content.instance.files]

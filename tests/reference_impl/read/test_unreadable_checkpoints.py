@@ -102,6 +102,38 @@ def test_a_failure_after_the_checkpoint_was_chosen_names_the_file(
 
 
 @pytest.mark.spark
+@pytest.mark.requirement("CKPT-READ-026")
+def test_a_stale_checksum_met_after_the_checkpoint_was_chosen_is_a_corrupt_file(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """A part of a multi-part checkpoint whose ``.crc`` goes stale after the snapshot was built: Spark's
+    ``file:`` read of the part fails with Hadoop's ``ChecksumException`` (a ``java.io.IOException``),
+    and the reader reports ``CHECKPOINT_CORRUPT`` naming the part — not ``STORAGE_ERROR``, as the
+    writer's publisher reports the same exception for a kept file (22a1057): for a reader the rule
+    below fixes it.
+
+    Spec: CKPT-READ-026
+    > … a reader that reads the file through a file system that verifies such checksum files MUST NOT
+    > let the mismatch surface after it has chosen the checkpoint as anything but `CHECKPOINT_CORRUPT`
+    > naming the file.
+    """
+    table = _copy("valid/multipart_2", tmp_path)
+    snapshot = read_snapshot(spark, table)
+    assert snapshot.checkpoint is not None and len(snapshot.checkpoint.instance.files) == 2, (
+        f"{table}: expected the 2-part checkpoint, source {snapshot.source()}"
+    )
+    part = table / "_delta_log" / snapshot.checkpoint.instance.files[0].name
+    write_hadoop_checksum(part, bytes(part.stat().st_size))  # over zeros, not the part's bytes
+    with pytest.raises(CheckpointCorrupt) as caught:
+        snapshot.table_state()
+    error = caught.value
+    assert error.path is not None and error.path.endswith(part.name), f"{table}: the error names {error.path}"
+    assert str(error).startswith("CHECKPOINT_CORRUPT: ") and "ChecksumException" in str(error.__cause__), (
+        f"{table}: {error} (cause {error.__cause__!r:.300})"
+    )
+
+
+@pytest.mark.spark
 @pytest.mark.requirement("CKPT-READ-013")
 def test_no_observed_metrics_is_not_a_corrupt_checkpoint(spark: SparkSession) -> None:
     """Top-level rows that are all file actions with a non-null ``add``: the optimizer proves the filter
