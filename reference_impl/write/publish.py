@@ -19,12 +19,13 @@ not a readable checkpoint does not describe the state (``CKPT-WRITE-008``), is n
 finished file either, and is never replaced: :class:`~reference_impl.errors.CheckpointCorrupt`
 naming it and its size. That is decided by reading the kept file through the store on the driver (its
 footer first; every row group again when Spark cannot read it): a store that fails those reads is the
-store's :class:`~reference_impl.errors.StorageError` naming the file, never a corrupt file. When every
-row group decodes, Spark's failing read is the file's fault only when the plan finds no checkpoint's
-columns in it (an ``AnalysisException``: ``CHECKPOINT_CORRUPT``); an I/O error in its job is the
-store's (``STORAGE_ERROR`` naming the file: Hadoop's local file system refusing bytes that do not match
-its ``.crc``, a GET failing now); any other failure of Spark's (a lost executor) is raised as Spark
-raised it.
+store's :class:`~reference_impl.errors.StorageError` naming the file, never a corrupt file. A kept file
+whose bytes do not match a Hadoop checksum file beside it (``.<name>.crc``) is unusable too: readers
+that verify it cannot read the file, and must call it ``CHECKPOINT_CORRUPT`` (``CKPT-READ-026``), so the
+writer does, before any Spark read. When every row group decodes, Spark's failing read is the file's
+fault only when the plan finds no checkpoint's columns in it (an ``AnalysisException``:
+``CHECKPOINT_CORRUPT``); an I/O error in its job is the store's (``STORAGE_ERROR`` naming the file: a
+GET failing now); any other failure of Spark's (a lost executor) is raised as Spark raised it.
 A sidecar or UUID-named file whose unique name is taken is a ``STORAGE_ERROR``.
 """
 
@@ -36,6 +37,7 @@ from typing import TYPE_CHECKING
 from pyspark.errors import AnalysisException
 
 from reference_impl.errors import CheckpointConflict, CheckpointCorrupt, SelfCheckFailed, StorageError
+from reference_impl.read.hadoop_checksum import verify_hadoop_checksum
 from reference_impl.spark.jobs import first_line, io_cause, spark_errors
 from reference_impl.storage import FileInfo, Location, Storage
 from reference_impl.write.result import FileRole, WrittenFile
@@ -141,6 +143,10 @@ class Publisher:
     def _describe_existing(self, path: Location, info: FileInfo) -> ActionCounts:
         """The counts of a kept file (module docs: a store's failure is the store's, not a corrupt file)."""
         self._decode(path, info, every_row_group=False)
+        try:  # a Hadoop checksum file it fails: readers that verify it cannot read it (CKPT-READ-026)
+            verify_hadoop_checksum(self.storage, path)
+        except CheckpointCorrupt as exc:
+            raise _unusable(path, info, exc.message, _CHECK_FIRST) from None
         try:
             counts = read_back_counts(self.spark.read.parquet(path.spark_uri()))
         except spark_errors() as exc:

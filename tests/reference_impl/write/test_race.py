@@ -378,8 +378,8 @@ def test_a_store_failing_to_read_the_kept_file_is_a_storage_error_naming_it(
 
 class StaleChecksumAt:
     """Hooks that, at ``point``, put a Hadoop checksum file (``.<name>.crc``) that does not match ``taken``
-    beside it: Hadoop's local file system (Spark's ``file:`` reads) then refuses the file's bytes with a
-    ``ChecksumException``, while the driver's store (plain reads) reads and decodes them."""
+    beside it: Hadoop's local file system (Spark's ``file:`` reads, delta-spark's) then refuses the file's
+    bytes with a ``ChecksumException``, although they decode."""
 
     def __init__(self, point: PublicationPoint, taken: Path) -> None:
         self.point, self.taken = point, taken
@@ -395,19 +395,25 @@ class StaleChecksumAt:
 
 
 @pytest.mark.spark
-@pytest.mark.requirement("CKPT-WRITE-008")
-def test_spark_failing_to_read_a_kept_file_that_decodes_is_a_storage_error_naming_it(
+@pytest.mark.requirement("CKPT-WRITE-008", "CKPT-READ-026")
+def test_a_kept_file_that_fails_its_hadoop_checksum_is_unusable_and_not_replaced(
     spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """An earlier run's checkpoint at the classic name, which the writer keeps, and Spark's read of it
-    failing once the writer has staged its own (Hadoop's checksum of it no longer matches) while every
-    row group decodes on the driver: ``STORAGE_ERROR`` naming the file and Spark's I/O error (not
-    ``CHECKPOINT_CORRUPT``: the bytes decode), exit 2, ``_delta_log`` as it was.
+    """An earlier run's checkpoint at the classic name, which the writer keeps, gets a Hadoop checksum file
+    that it fails once the writer has staged its own: every row group still decodes, but a reader that
+    verifies the checksum cannot read the file and calls it ``CHECKPOINT_CORRUPT`` (CKPT-READ-026), so
+    the writer does too, naming the file and its ``.crc``, exit 2, ``_delta_log`` as it was (the stale
+    ``.crc`` aside): the file is not replaced and no ``_last_checkpoint`` points at it.
 
     Spec: CKPT-WRITE-008
     "A writer MAY overwrite an existing classic checkpoint or multi-part part of the same version
     with a file that describes the same table state, or keep the existing file instead of writing
     its own."
+
+    Spec: CKPT-READ-026
+    "a reader that reads the file through a file system that verifies such checksum files MUST NOT let
+    the mismatch surface after it has chosen the checkpoint as anything but `CHECKPOINT_CORRUPT` naming
+    the file."
     """
     table = _plain_table(tmp_path / "table", spark)
     write_checkpoint(table, 3, CheckpointOptions(spec=CheckpointSpec.V1, progress=silent()), spark=spark)
@@ -421,8 +427,8 @@ def test_spark_failing_to_read_a_kept_file_that_decodes_is_a_storage_error_namin
     assert status == 2 and len(lines) == 1, f"{taken}: exit status {status}, stderr {lines}"
     match = ERROR_LINE.match(lines[0])
     assert match is not None, f"{taken}: not one 'CODE: message [file: …]' line: {lines[0]!r}"
-    assert (match["code"], match["file"]) == ("STORAGE_ERROR", str(taken)), f"{taken}: {lines[0]!r}"
-    assert "ChecksumException" in match["message"], f"{taken}: Spark's I/O error is not in {lines[0]!r}"
+    assert (match["code"], match["file"]) == ("CHECKPOINT_CORRUPT", str(taken)), f"{taken}: {lines[0]!r}"
+    assert hooks.crc.name in match["message"], f"{taken}: the checksum file is not named in {lines[0]!r}"
     hooks.crc.unlink()
     left = files(log_dir(table))
     assert left == start, f"{taken}: _delta_log changed: {diff(start, left)}"
