@@ -144,15 +144,16 @@ def _options(table: Path, profile: str, version: int | None) -> CheckpointOption
     """The profile's options, with enough actions per sidecar for at most ``MAX_CHECKPOINT_FILES`` sidecars.
 
     The state is replayed (with Spark) only when the log's file actions could need more than the profile's
-    actions per sidecar: on the suite's small tables the bound from the commits settles it."""
+    actions per sidecar: on the suite's small tables the bound from the commits settles it. The replay
+    counts live files and tombstones in one aggregation, without collecting them (the 10,000-file shape)."""
     options = _OPTIONS[profile]
     if options.actions_per_sidecar is None:
         return options
     bound = _file_actions_bound(table, version)
     if bound is not None and math.ceil(bound / MAX_CHECKPOINT_FILES) <= options.actions_per_sidecar:
         return options
-    state = read_snapshot(get_spark(), table, version=version).table_state()
-    needed = math.ceil((len(state.files) + len(state.tombstones)) / MAX_CHECKPOINT_FILES)
+    summary = read_snapshot(get_spark(), table, version=version).summary()
+    needed = math.ceil((summary["numFiles"] + summary["numTombstones"]) / MAX_CHECKPOINT_FILES)
     return dataclasses.replace(options, actions_per_sidecar=max(options.actions_per_sidecar, needed))
 
 

@@ -886,15 +886,17 @@ def test_multipart_rewrite_puts_same_actions_in_each_part(
     > Two attempts to write a multi-part checkpoint of the same version with the same part count MUST
     > write the same set of actions into each part.
     """
-    from conformance.suite.conftest import shape_variant
-    from conformance.tables.shapes import build_shape
+    from conformance.suite.conftest import shape_variant, source_table
 
     first = _decoded(written)
     if first.kind is not LogFileKind.CHECKPOINT_PART:
         pytest.skip(f"n.a.: {written.label} did not write a multi-part checkpoint")
     impl, profile = writer
-    again = build_shape(
-        written.shape.name, shape_variant(profile), tmp_path_factory.mktemp("again") / "table"
+    again = source_table(
+        written.shape.name,
+        shape_variant(profile),
+        tmp_path_factory.mktemp("again") / "table",
+        tmp_path_factory,
     )
     impl.write_checkpoint(again.path, profile=profile.name, version=again.version)
     second_names = sorted(
