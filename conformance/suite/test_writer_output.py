@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -1217,3 +1218,69 @@ def _checkpoint_of(
     if not names:
         pytest.fail(f"{label}: no new checkpoint file appeared at version {version}", pytrace=False)
     return names, decode_checkpoint(table / "_delta_log", names, missing_ok=True)
+
+
+#: CKPT-INC-004's case: the log retention of version 3, under which the sidecars of version 2 are old
+#: one second after they were written (half the retention is half a second).
+_SHORT_RETENTION = "interval 1 seconds"
+
+
+def _sidecars_then_a_short_retention(path: Path) -> TableBuilder:
+    """A ``v2Checkpoint`` table: two appends (version 2, log retention 2 days), then a commit that sets
+    ``delta.logRetentionDuration`` to :data:`_SHORT_RETENTION` and touches no file, so every sidecar of a
+    checkpoint of version 2 still holds the state's actions at version 3 (CKPT-INC-002)."""
+    builder = new_table(path, "v2", config={"delta.logRetentionDuration": "interval 2 days"})
+    builder.append(rows(0, 2))
+    builder.append(rows(2, 2))
+    builder.set_properties({"delta.logRetentionDuration": _SHORT_RETENTION})
+    return builder
+
+
+@pytest.mark.requirement("CKPT-INC-004")
+def test_old_sidecars_are_not_listed_again(
+    writer: tuple[Any, Any], tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """Two requests, one second apart: a checkpoint of version 2, then one of version 3, whose log retention
+    is one second and which touches no file. The checkpoint of version 3 lists none of the sidecars the
+    first request wrote (unchanged since: older than half a second). Profiles that write no sidecars are not
+    applicable; a writer that never lists a sidecar again passes; a second request that fails (the writer
+    could not build on its own checkpoint) compares nothing.
+
+    Spec: CKPT-INC-004
+    > A writer MUST NOT list a sidecar file written for an earlier checkpoint when the sidecar's
+    > modification time is earlier than the new checkpoint's time minus half the table's log retention
+    > (`delta.logRetentionDuration`).
+    """
+    impl, profile = writer
+    if not profile.sidecars:
+        pytest.skip(f"n.a.: {impl.info.name}:{profile.name} writes no sidecars")
+    table, version = _copy_of(
+        "sidecars-then-a-short-retention",
+        _sidecars_then_a_short_retention,
+        tmp_path_factory,
+        tmp_path / "table",
+    )
+    label = (
+        f"{impl.info.name}:{profile.name} on {table} (version {version}: {_SHORT_RETENTION} log retention)"
+    )
+    _checkpoint_of(writer, table, version - 1, label)
+    before = listing(table)
+    old = {n.split("/", 1)[1] for n in before if n.startswith(f"{SIDECAR_DIR}/") and n.endswith(".parquet")}
+    if not old:
+        pytest.skip(f"not compared: {label}: the checkpoint of version {version - 1} has no sidecar")
+    time.sleep(1)
+    error = attempt(lambda: impl.write_checkpoint(table, profile=profile.name, version=version))
+    if error is not None:  # (it failed on its own checkpoint: whatever that breaks is scored elsewhere)
+        pytest.skip(f"not compared: {label}: the writer failed at version {version}: {error}")
+    names = new_checkpoint(table, version, before)
+    if not names:
+        pytest.fail(f"{label}: no new checkpoint file appeared at version {version}", pytrace=False)
+    after = listing(table)
+    listed = [
+        sidecar_name(a)
+        for a in decode_checkpoint(table / "_delta_log", names, missing_ok=True).actions("sidecar")
+    ]
+    again = [  # an old sidecar this request did not rewrite (CKPT-SIDE-003 is another test's)
+        n for n in listed if n in old and after.get(f"{SIDECAR_DIR}/{n}") == before[f"{SIDECAR_DIR}/{n}"]
+    ]
+    assert not again, f"{label}: {names} list again {again}, written by the request of version {version - 1}"

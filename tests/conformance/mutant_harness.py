@@ -82,6 +82,7 @@ MUTATIONS: dict[str, tuple[str, str]] = {
     "late-refusal": ("v2", "asked for V2 on a table without v2Checkpoint, refuses after writing it"),
     "commit-actions": ("v2", "copies the checkpointMetadata and sidecar actions of the commits"),
     "expired-kept": ("v1", "keeps the tombstones that expired"),
+    "reuse-old": ("v2", "lists an earlier sidecar holding the same actions again, however old"),
 }
 _BASES = {
     "v1": {"spec": "v1", "naming": "classic", "needsV2Table": False, "explicit": True},
@@ -279,7 +280,11 @@ def _v2(
         "sidecar-plain-name": "plain.parquet",
     }.get(mutation, f"{_uuid(table, f'sidecar-{version}')}.parquet")
     sidecar = log / "_sidecars" / name
-    size = _write_parquet(sidecar, files, pa.schema([f for f in schema if f.name in in_sidecar]))
+    earlier = _sidecar_holding(log, files) if mutation == "reuse-old" else None
+    if earlier is not None:
+        sidecar, name, size = earlier, earlier.name, earlier.stat().st_size
+    else:
+        size = _write_parquet(sidecar, files, pa.schema([f for f in schema if f.name in in_sidecar]))
     action = {"path": name, "sizeInBytes": size + (mutation == "sidecar-wrong-size"),
               "modificationTime": sidecar.stat().st_mtime_ns // 1_000_000, "tags": _counts(files, mutation)}  # fmt: skip
     top: list[dict[str, Any]] = []
@@ -293,6 +298,18 @@ def _v2(
     path = log / f"{version:020d}.checkpoint.{_uuid(table, f'top-{version}')}.json"
     path.write_text("".join(json.dumps(r) + "\n" for r in top))
     return [(path, len(top)), (sidecar, len(files))]
+
+
+def _sidecar_holding(log: Path, files: list[dict[str, Any]]) -> Path | None:
+    """A sidecar already in ``_sidecars/`` with the file actions ``files`` (kind and path), if any."""
+    wanted = sorted((kind, action["path"]) for r in files for kind, action in r.items())
+    for path in sorted((log / "_sidecars").glob("*.parquet")):
+        held = [
+            (k, v["path"]) for r in pq.read_table(path).to_pylist() for k, v in r.items() if v is not None
+        ]
+        if sorted(held) == wanted:
+            return path
+    return None
 
 
 def _commit_actions(log: Path, version: int, kinds: tuple[str, ...]) -> list[dict[str, Any]]:

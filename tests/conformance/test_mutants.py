@@ -120,6 +120,7 @@ WRITER_MUTANTS: dict[str, tuple[dict[str, str], str]] = {
         "{'version': 3, 'tags': {'conformance.plantedInCommit': '3'}}",
     ),
     "v1.expired-kept": ({"CKPT-CONTENT-007": SHOULD}, "keep the tombstone of file:"),
+    "v2.reuse-old": ({"CKPT-INC-004": MUST}, "written by the request of version 2"),
     "v2.late-refusal": (
         {"CKPT-FEAT-003": MUST},
         "(V2 asked, the protocol lacks v2Checkpoint): the log changed",
