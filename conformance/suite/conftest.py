@@ -13,7 +13,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NoReturn
+from typing import NoReturn, TypeVar, cast
 
 import pytest
 
@@ -99,8 +99,24 @@ def shape_variant(profile: WriterProfile) -> Variant:
     return "v2" if profile.needs_v2_table else "classic"
 
 
-#: Each source table (shape, variant, directory name), built once per process: a writer's table is a copy.
-_SHAPES: dict[tuple[str, Variant, str], BuiltShape] = {}
+T = TypeVar("T")
+#: The tables this process built first, by key (a source table: shape, variant, directory name; a
+#: writer-only case of test_writer_output: its name): their directory and what their build returned.
+_TEMPLATES: dict[tuple[str, ...], tuple[Path, object]] = {}
+
+
+def from_template(
+    key: tuple[str, ...], build: Callable[[Path], T], path: Path, factory: pytest.TempPathFactory
+) -> T:
+    """Copy to ``path`` the table ``build`` made for ``key`` the first time this process asked (in a
+    directory of its own, named as ``path``), and return what that build returned. ``copy2`` keeps sizes,
+    bytes and modification times."""
+    if key not in _TEMPLATES:
+        template = factory.mktemp("-".join(key)) / path.name
+        _TEMPLATES[key] = (template, build(template))
+    template, built = _TEMPLATES[key]
+    shutil.copytree(template, path)
+    return cast(T, built)
 
 
 def source_table(
@@ -112,12 +128,9 @@ def source_table(
     keeps modification times) holds the bytes and times a table built at ``path`` would: the
     10,000-file shape's log is then made once per variant, not once per writer profile
     (``benchmarks/MATRIX_RESULTS.md``, stop 28)."""
-    key = (shape_name, variant, path.name)
-    if key not in _SHAPES:
-        template = factory.mktemp(f"shape-{shape_name}-{variant}") / path.name
-        _SHAPES[key] = build_shape(shape_name, variant, template)
-    shutil.copytree(_SHAPES[key].path, path)
-    return dataclasses.replace(_SHAPES[key], path=path)
+    key = ("shape", shape_name, variant, path.name)
+    shape = from_template(key, lambda template: build_shape(shape_name, variant, template), path, factory)
+    return dataclasses.replace(shape, path=path)
 
 
 def written_table(

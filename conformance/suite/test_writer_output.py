@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -36,6 +35,7 @@ from conformance.suite.conftest import (
     WrittenTable,
     attempt,
     fail_with,
+    from_template,
     listing,
     new_checkpoint,
     shape_variant,
@@ -1005,22 +1005,12 @@ def _v2_checkpoint_added(path: Path) -> TableBuilder:
     return builder
 
 
-#: The tables of the writer-only cases by name, each built once per worker (a small log, no Spark) and
-#: copied for every writer profile: the table and its latest version.
-_CASE_TABLES: dict[str, tuple[Path, int]] = {}
-
-
 def _copy_of(
     name: str, build: Callable[[Path], TableBuilder], factory: pytest.TempPathFactory, target: Path
 ) -> tuple[Path, int]:
-    """A copy at ``target`` of the table ``build`` makes for case ``name`` (files, bytes and modification
-    times as built) and the version to ask for, its latest."""
-    if name not in _CASE_TABLES:
-        builder = build(factory.mktemp(name) / "table")
-        _CASE_TABLES[name] = (builder.root, builder.version)
-    source, version = _CASE_TABLES[name]
-    shutil.copytree(source, target)
-    return target, version
+    """A copy at ``target`` of the table ``build`` makes for the writer-only case ``name``, built once per
+    process (:func:`~conformance.suite.conftest.from_template`), and the version to ask for, its latest."""
+    return target, from_template(("case", name), build, target, factory).version
 
 
 def _asks_outright(writer: tuple[Any, Any], asks: bool, what: str) -> None:
