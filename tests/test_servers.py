@@ -142,12 +142,35 @@ sys.stdin.read()
 """
 
 
+def _unreaped(pid: int) -> bool:
+    """Whether ``pid``, a child of this process, is not reaped yet (running, or a zombie): its pid, and so
+    the id of the group it leads, cannot have been given to another process."""
+    try:
+        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return False
+    return True
+
+
 @pytest.mark.parametrize("close_stdin_first", [False, True], ids=["sigterm", "stdin-eof"])
-def test_stopping_a_server_stops_its_child_that_ignores_sigterm(close_stdin_first: bool) -> None:
+def test_stopping_a_server_stops_its_child_that_ignores_sigterm(
+    close_stdin_first: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``stop_group``: the server ends (on SIGTERM, or on the end of its stdin) and the child it left behind,
     which ignores SIGTERM, is SIGKILLed as a member of the server's group, which the server's pid names
-    until ``stop_group`` reaps it; the server is reaped (its status known)."""
+    until ``stop_group`` reaps it; the server is reaped (its status known). Every signal to the group is
+    sent while the server is not reaped (``os.killpg`` is wrapped to record that, then called): after the
+    reap, the group's id could name another group once the pid counter wraps."""
     proc = spawn([sys.executable, "-c", GROUP_LEADER], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    signalled: list[tuple[str, bool]] = []  # (signal, the server not reaped yet), per killpg of its group
+    killpg = os.killpg
+
+    def recording_killpg(pgid: int, sig: int) -> None:
+        if pgid == proc.pid:
+            signalled.append((signal.Signals(sig).name, _unreaped(pgid)))
+        killpg(pgid, sig)
+
+    monkeypatch.setattr(os, "killpg", recording_killpg)
     child_fd = None
     try:
         assert proc.stdout is not None
@@ -162,6 +185,9 @@ def test_stopping_a_server_stops_its_child_that_ignores_sigterm(close_stdin_firs
         if not ended:  # the test fails: stop exactly the child it started (its pidfd), leave none running
             signal.pidfd_send_signal(child_fd, signal.SIGKILL)
         assert ended, f"child {child} of server {proc.pid} still runs {PATIENCE_S:.0f} s after stop_group"
+        assert ("SIGKILL", True) in signalled and all(unreaped for _, unreaped in signalled), (
+            f"server {proc.pid}: killpg of its group (signal, server not reaped yet): {signalled}"
+        )
         expected = 0 if close_stdin_first else -signal.SIGTERM
         assert proc.returncode == expected, (
             f"server {proc.pid}: exit status {proc.returncode}, not {expected}"
