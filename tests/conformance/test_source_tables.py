@@ -34,3 +34,20 @@ def test_a_copied_source_table_is_the_table_a_build_gives(
         assert dataclasses.replace(copy, path=built.path) == built, (
             f"{shape}/{variant}: {copy.path} is described as another table than {built.path}"
         )
+
+
+def test_a_copied_source_tables_expected_state_is_its_own(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The expected state a copy carries is not shared with the process's template or other copies: a test
+    that changed one writer's ``written.shape.state`` would otherwise change what every later writer of the
+    shape is judged against."""
+    first = source_table("tombstones", "classic", tmp_path / "first" / "table", tmp_path_factory)
+    seen = first.state.files[0]["path"]
+    first.state.files[0]["path"] = "changed-by-a-test.parquet"
+    first.state.tombstones.clear()
+    second = source_table("tombstones", "classic", tmp_path / "second" / "table", tmp_path_factory)
+    assert second.state.files[0]["path"] == seen and second.state.tombstones, (
+        f"{second.path}: a change to the state of {first.path} reached it: "
+        f"first file {second.state.files[0]['path']}, {len(second.state.tombstones)} tombstone(s)"
+    )
