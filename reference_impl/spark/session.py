@@ -407,23 +407,35 @@ def _class_archive_options(settings: SparkSettings, conf_dir: Path) -> str | Non
 JVM_NOTICES: tuple[str, ...] = ("WARNING: Using incubator modules:",)
 
 
+#: Set by :func:`stop_quietly` for the JVM whose output the forwarding thread of :func:`_jvm_output` passes on
+#: (one event per launched JVM, so a later session's output is not silenced by an earlier stop).
+_jvm_stopping: threading.Event | None = None
+
+
 def _jvm_output() -> dict[str, int]:
     """``Popen`` arguments giving the JVM a stdout and a stderr piped through a thread that drops
     :data:`JVM_NOTICES` and passes every other line to this process's stderr (none when stderr is
     not a real file). The JVM's stdout goes there too: nothing of the JVM's reaches a command's
     stdout (``--json``), and a caller reading our stdout to its end does not wait for the JVM to
-    exit (:func:`exit_now`). The caller closes the pipe's write end once the JVM has started."""
+    exit (:func:`exit_now`). The caller closes the pipe's write end once the JVM has started.
+
+    Once :func:`stop_quietly` stops the session, the thread still reads the pipe (the JVM never blocks
+    on it) but passes nothing on: what a JVM prints while it shuts down is not the command's to show
+    (issue #13; a ``local-cluster`` master's workers at times print a ``RejectedExecutionException``
+    straight to stderr, past the log level, when a callback meets their thread pool shutting down)."""
+    global _jvm_stopping
     try:
         err_fd = sys.stderr.fileno()
     except (AttributeError, ValueError, OSError):  # stderr is not a real file (captured): leave it alone
         return {}
     read_fd, write_fd = os.pipe()
     target_fd = os.dup(err_fd)
+    stopping = _jvm_stopping = threading.Event()
 
     def forward() -> None:
         with os.fdopen(read_fd, "rb") as source, os.fdopen(target_fd, "wb", buffering=0) as target:
             for line in source:
-                if not line.decode("utf-8", "replace").startswith(JVM_NOTICES):
+                if not stopping.is_set() and not line.decode("utf-8", "replace").startswith(JVM_NOTICES):
                     target.write(line)
 
     threading.Thread(target=forward, name="jvm-stderr", daemon=True).start()
@@ -432,10 +444,13 @@ def _jvm_output() -> dict[str, int]:
 
 def stop_quietly(spark: SparkSession) -> None:
     """Stop ``spark`` without the log lines of its shutdown (executors told to exit, workers killing
-    them, connections closing are ERRORs to Spark's schedulers on a cluster); a local cluster's work
+    them, connections closing are ERRORs to Spark's schedulers on a cluster) nor what its JVM prints to
+    stderr from then on (:func:`_jvm_output`); a local cluster's work
     directory of the application goes with it (:func:`_local_cluster_work_dir`)."""
     work = _local_cluster_work_dir(spark)
     spark.sparkContext.setLogLevel("OFF")
+    if _jvm_stopping is not None:  # the JVM's own prints of its shutdown (:func:`_jvm_output`)
+        _jvm_stopping.set()
     spark.stop()
     if work is not None and not _in_use(work):
         shutil.rmtree(work, ignore_errors=True)

@@ -149,3 +149,34 @@ def test_a_local_cluster_work_directory_in_use_by_another_process_is_kept(tmp_pa
         other.stdin.close()
         other.wait(timeout=300)
     assert not session._in_use(work), f"{work}: seen in use after its process {other.pid} ended"
+
+
+_FORWARDER = """
+import os, sys, threading, time
+from reference_impl.spark import session
+
+fds = session._jvm_output()  # what a launched JVM gets as its stdout and stderr
+os.write(fds["stderr"], b"a line while the session works\\n")
+deadline = time.monotonic() + 30
+while b"works" not in open(sys.argv[1], "rb").read() and time.monotonic() < deadline:
+    time.sleep(0.01)
+session._jvm_stopping.set()  # what stop_quietly sets before spark.stop()
+os.write(fds["stderr"], b"java.util.concurrent.RejectedExecutionException: at shutdown\\n")
+os.close(fds["stderr"])
+for thread in threading.enumerate():
+    if thread.name == "jvm-stderr":
+        thread.join(30)
+"""
+
+
+def test_what_the_jvm_prints_once_the_session_is_stopping_is_not_shown(tmp_path: Path) -> None:
+    """The JVM's stderr reaches ours through a forwarding thread until the session is being stopped;
+    from then on (a local cluster's workers at times print a stack trace of their shutdown straight to
+    stderr, past the log level) the thread still drains the pipe but shows nothing. Issue #13: a
+    command on a cluster prints only its result."""
+    err = tmp_path / "stderr"
+    with err.open("wb") as sink:
+        subprocess.run([sys.executable, "-c", _FORWARDER, str(err)], stderr=sink, check=True, timeout=120)
+    shown = err.read_text(encoding="utf-8")
+    assert "a line while the session works" in shown, f"{err}: {shown!r}"
+    assert "RejectedExecutionException" not in shown, f"{err}: shown after the stop began: {shown!r}"
