@@ -16,6 +16,7 @@ Format (Hadoop ``ChecksumFileSystem``): the 4 bytes ``crc`` NUL, the chunk size 
 from __future__ import annotations
 
 import zlib
+from typing import BinaryIO
 
 from reference_impl.errors import CheckpointCorrupt
 from reference_impl.log.naming import hadoop_checksum_name
@@ -40,15 +41,31 @@ def verify_hadoop_checksum(storage: Storage, path: Location) -> None:
     chunk = int.from_bytes(crc[4:8], "big")
     if chunk <= 0:
         return
-    data = storage.read_bytes(path)
     expected = crc[8:]
-    for index, start in enumerate(range(0, len(data), chunk)):
-        recorded = expected[4 * index : 4 * index + 4]
-        actual = zlib.crc32(data[start : start + chunk]).to_bytes(4, "big")
-        if recorded != actual:
-            raise CheckpointCorrupt(
-                f"the file does not match its Hadoop checksum file {checksum.name} at byte {start} "
-                "(Hadoop's local file system would fail every read of it)",
-                path=str(path),
-                rule=RULE,
-            )
+    block = chunk * max(1, _BLOCK_BYTES // chunk)  # whole chunks per read: the file is never held whole
+    start = 0
+    with storage.open_read(path) as handle:
+        while data := _read_up_to(handle, block):
+            for offset in range(0, len(data), chunk):
+                index = (start + offset) // chunk
+                recorded = expected[4 * index : 4 * index + 4]
+                if recorded != zlib.crc32(data[offset : offset + chunk]).to_bytes(4, "big"):
+                    raise CheckpointCorrupt(
+                        f"the file does not match its Hadoop checksum file {checksum.name} at byte "
+                        f"{start + offset} (Hadoop's local file system would fail every read of it)",
+                        path=str(path),
+                        rule=RULE,
+                    )
+            start += len(data)
+
+
+def _read_up_to(handle: BinaryIO, size: int) -> bytes:
+    """``size`` bytes of ``handle``, fewer only at its end (a stream may return less per read)."""
+    data = bytearray()
+    while len(data) < size and (piece := handle.read(size - len(data))):
+        data += piece
+    return bytes(data)
+
+
+#: How much of a file :func:`verify_hadoop_checksum` reads at a time (rounded down to whole chunks).
+_BLOCK_BYTES = 4 << 20
