@@ -27,6 +27,7 @@ from conformance.decode.checkpoint import (
 )
 from conformance.decode.checksum import checksum
 from conformance.decode.files import diff as files_diff
+from conformance.decode.files import files
 from conformance.decode.names import SIDECAR_DIR, parse_name
 from conformance.decode.paths import canonical_path, table_root_uri
 from conformance.decode.spark_hash import part_of, spark_xxhash64
@@ -914,20 +915,20 @@ def test_multipart_rewrite_puts_same_actions_in_each_part(
     )
 
 
-def _log_files(table: Path) -> dict[str, tuple[int, int, str]]:
-    """Every file under ``_delta_log``: relative name -> (size, mtime ns, SHA-256 of its bytes)."""
-    log = table / "_delta_log"
+def _table_files(table: Path) -> dict[str, tuple[int, int, str]]:
+    """Every file of the table, ``_delta_log`` and all else: relative name -> (size, mtime ns, SHA-256 of its
+    bytes). A refusing writer writes no file anywhere (CKPT-WRITE-010, CKPT-FEAT-003, CKPT-FEAT-005)."""
     return {
-        name: (size, mtime, hashlib.sha256((log / name).read_bytes()).hexdigest())
-        for name, (size, mtime) in listing(table).items()
+        name: (size, mtime, hashlib.sha256((table / name).read_bytes()).hexdigest())
+        for name, (size, mtime) in files(table).items()
     }
 
 
 def _assert_refused(writer: tuple[Any, Any], table: Path, version: int, code: str, case: str) -> None:
-    """The writer, asked for ``version`` of ``table``, fails with ``code`` and leaves the log as it was:
-    the same file names, sizes, modification times and bytes."""
+    """The writer, asked for ``version`` of ``table``, fails with ``code`` and leaves the table as it was, its
+    log and every other file: the same file names, sizes, modification times and bytes."""
     impl, profile = writer
-    before = _log_files(table)
+    before = _table_files(table)
     where = f"{impl.info.name}:{profile.name} on {table} ({case})"
     try:
         impl.write_checkpoint(table, profile=profile.name, version=version)
@@ -935,17 +936,17 @@ def _assert_refused(writer: tuple[Any, Any], table: Path, version: int, code: st
         assert exc.code == code, f"{where}: {exc.code}: {exc.message}"
     else:
         pytest.fail(
-            f"{where}: the writer wrote a checkpoint instead of refusing: {files_diff(before, _log_files(table))}",
+            f"{where}: the writer wrote a checkpoint instead of refusing: {files_diff(before, _table_files(table))}",
             pytrace=False,
         )
-    changed = files_diff(before, _log_files(table))
-    assert not changed, f"{where}: the log changed: {changed}"
+    changed = files_diff(before, _table_files(table))
+    assert not changed, f"{where}: the table's files changed: {changed}"
 
 
 @pytest.mark.requirement("CKPT-WRITE-010")
 def test_writer_refuses_unknown_writer_features(writer: tuple[Any, Any], tmp_path: Path) -> None:
     """A table whose latest protocol lists a writer feature no implementation knows
-    (``madeUpWriterFeature``): the writer fails with ``UNSUPPORTED_WRITER_FEATURE`` and the log is unchanged.
+    (``madeUpWriterFeature``): the writer fails with ``UNSUPPORTED_WRITER_FEATURE`` and no file of the table changes.
 
     Spec: CKPT-WRITE-010
     > A writer MUST NOT write any checkpoint file or `_last_checkpoint` for a version whose protocol lists a
@@ -966,7 +967,7 @@ def test_writer_refuses_unknown_writer_features(writer: tuple[Any, Any], tmp_pat
 @pytest.mark.requirement("CKPT-WRITE-001")
 def test_writer_refuses_a_version_without_commit(writer: tuple[Any, Any], tmp_path: Path) -> None:
     """Asked for the version after the table's newest commit (no ``<n>.json``): the writer fails with
-    ``VERSION_NOT_FOUND`` and the log is unchanged.
+    ``VERSION_NOT_FOUND`` and no file of the table changes.
 
     Spec: CKPT-WRITE-001
     > A writer asked to checkpoint a version whose commit file `<n>.json` is not present in `_delta_log/`
@@ -980,7 +981,7 @@ def test_writer_refuses_a_version_without_commit(writer: tuple[Any, Any], tmp_pa
 @pytest.mark.requirement("CKPT-FEAT-009")
 def test_writer_refuses_an_unknown_checkpoint_policy(writer: tuple[Any, Any], tmp_path: Path) -> None:
     """A table whose latest metadata sets ``delta.checkpointPolicy = bogus``: the writer fails with
-    ``INVALID_OPTION`` and the log is unchanged.
+    ``INVALID_OPTION`` and no file of the table changes.
 
     Spec: CKPT-FEAT-009
     > A writer asked to checkpoint a version whose `delta.checkpointPolicy` has a value other than `classic`
@@ -1032,7 +1033,7 @@ def test_writer_refuses_v2_without_the_feature(
     writer: tuple[Any, Any], tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
 ) -> None:
     """A profile that asks outright for a V2 checkpoint, asked on a table whose protocol lacks
-    ``v2Checkpoint``: the writer fails with ``V2_FEATURE_NOT_SUPPORTED`` and the log is unchanged.
+    ``v2Checkpoint``: the writer fails with ``V2_FEATURE_NOT_SUPPORTED`` and no file of the table changes.
 
     Spec: CKPT-FEAT-003
     > A writer that is explicitly asked to write a V2-spec checkpoint for a version whose protocol does not

@@ -80,6 +80,10 @@ MUTATIONS: dict[str, tuple[str, str]] = {
     "any-policy": ("v1", "writes whatever delta.checkpointPolicy says"),
     "any-protocol": ("v2", "asked for V2 on a table without v2Checkpoint, writes it"),
     "late-refusal": ("v2", "asked for V2 on a table without v2Checkpoint, refuses after writing it"),
+    "stray-refusal": (
+        "v2",
+        "asked for V2 on a table without v2Checkpoint, refuses but leaves a file outside the log",
+    ),
     "commit-actions": ("v2", "copies the checkpointMetadata and sidecar actions of the commits"),
     "expired-kept": ("v1", "keeps the tombstones that expired"),
     "reuse-old": ("v2", "lists an earlier sidecar holding the same actions again, however old"),
@@ -161,6 +165,8 @@ def write_checkpoint(table: Path, profile: str, version: int) -> None:
         raise Refused("INVALID_OPTION", f"{log}: delta.checkpointPolicy is {policy!r}")
     v2_table = "v2Checkpoint" in (_latest(log, "protocol").get("readerFeatures") or ())
     refuse_v2 = base == "v2" and not v2_table and mutation != "any-protocol"  # CKPT-FEAT-003
+    if refuse_v2 and mutation == "stray-refusal":
+        (table / "_checkpoint-scratch.tmp").write_bytes(b"left by a refusing writer")
     if refuse_v2 and mutation != "late-refusal":
         raise Refused("V2_FEATURE_NOT_SUPPORTED", f"{log}: version {version} lacks v2Checkpoint")
     if base == "parts" and v2_table and mutation != "on-v2-table":  # CKPT-FEAT-005

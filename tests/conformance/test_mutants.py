@@ -123,7 +123,11 @@ WRITER_MUTANTS: dict[str, tuple[dict[str, str], str]] = {
     "v2.reuse-old": ({"CKPT-INC-004": MUST}, "written by the request of version 2"),
     "v2.late-refusal": (
         {"CKPT-FEAT-003": MUST},
-        "(V2 asked, the protocol lacks v2Checkpoint): the log changed",
+        "(V2 asked, the protocol lacks v2Checkpoint): the table's files changed",
+    ),
+    "v2.stray-refusal": (
+        {"CKPT-FEAT-003": MUST},
+        "(V2 asked, the protocol lacks v2Checkpoint): the table's files changed: ['created: _checkpoint-scratch.tmp']",
     ),
 }
 #: reader mutation -> (the failed requirements of the golden tables it misreads, a fixture it misreads).
