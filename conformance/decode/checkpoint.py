@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from conformance.decode.names import LAST_CHECKPOINT, SIDECAR_DIR, parse_name
-from spec.table_state import drop_nulls
+from spec.table_state import TableState, drop_nulls
 from spec.vocabulary import LogFileKind, TopLevelFormat
 
 
@@ -43,6 +43,26 @@ class DecodedCheckpoint:
 
     def actions(self, kind: str) -> list[dict[str, Any]]:
         return [r[kind] for r in self.all_rows if kind in r]
+
+    @property
+    def has_json_stats(self) -> bool:
+        """Every ``add`` carries ``stats`` as JSON (a checkpoint may hold ``stats_parsed`` only)."""
+        return all("stats" in a for a in self.actions("add"))
+
+    def state(self, *, fallback: TableState) -> TableState:
+        """The table state these actions describe, at this checkpoint's version. Its protocol and metadata
+        are the one ``protocol`` and ``metaData`` action; where there is not exactly one, ``fallback``'s
+        (the caller scores that apart, and compares the rest)."""
+        protocols, metadatas = self.actions("protocol"), self.actions("metaData")
+        return TableState.build(
+            version=self.version,
+            protocol=protocols[0] if len(protocols) == 1 else fallback.protocol,
+            metadata=metadatas[0] if len(metadatas) == 1 else fallback.metadata,
+            files=self.actions("add"),
+            tombstones=self.actions("remove"),
+            txns=self.actions("txn"),
+            domain_metadata=self.actions("domainMetadata"),
+        )
 
 
 def _rows_of_table(table: Any) -> tuple[list[dict[str, Any]], int]:

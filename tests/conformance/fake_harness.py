@@ -8,6 +8,9 @@ Behaviour is chosen by environment variables:
   (see :data:`MISBEHAVIOURS`);
 * ``FAKE_PURGE`` — if set, the program is a cleaner (only) whose ``cleanup`` deletes every commit file
   but the latest: the data loss the cleaner tests must catch;
+* ``FAKE_COMPAT`` — if set, the program is a cleaner (only) whose ``cleanup`` deletes nothing but writes a
+  compatibility checkpoint at the newest checkpoint's version that holds the protocol and metadata and no
+  file: the wrong state the compatibility tests must catch;
 * ``FAKE_ROLES`` — if set (comma-separated), the roles the program declares instead;
 * ``FAKE_READS`` — if set (a file), every ``read`` first appends ``TABLE VERSION`` to it;
 * ``FAKE_WRITE_CRASH`` — if set (a file), the program is a writer (only, profile ``v1``) whose
@@ -68,6 +71,41 @@ def _misbehave(mode: str, request: dict[str, object], state: dict[str, object]) 
     out.flush()
 
 
+def _write_compatibility_checkpoint_without_files(log: Path) -> None:
+    """A classic-named checkpoint at the newest checkpoint's version with the last protocol and metaData of
+    the commits and no ``add``: a compatibility checkpoint that does not describe the state."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    newest = max(int(p.name[:20]) for p in log.glob("[0-9]" * 20 + ".checkpoint.*"))
+    last: dict[str, object] = {}
+    for commit in sorted(log.glob("[0-9]" * 20 + ".json")):
+        for line in commit.read_text(encoding="utf-8").splitlines():
+            action = json.loads(line) if line.strip() else {}
+            last.update({k: v for k, v in action.items() if k in ("protocol", "metaData")})
+    strings, texts = pa.map_(pa.string(), pa.string()), pa.list_(pa.string())
+    protocol_type = pa.struct(
+        [("minReaderVersion", pa.int32()), ("minWriterVersion", pa.int32()),
+         ("readerFeatures", texts), ("writerFeatures", texts)]
+    )  # fmt: skip
+    metadata_type = pa.struct(
+        [("id", pa.string()), ("name", pa.string()), ("description", pa.string()),
+         ("format", pa.struct([("provider", pa.string()), ("options", strings)])),
+         ("schemaString", pa.string()), ("partitionColumns", texts), ("configuration", strings),
+         ("createdTime", pa.int64())]
+    )  # fmt: skip
+    protocol = dict(last["protocol"])  # type: ignore[call-overload]
+    metadata = dict(last["metaData"])  # type: ignore[call-overload]
+    metadata["configuration"] = list((metadata.get("configuration") or {}).items())
+    metadata["format"] = {
+        **metadata["format"],
+        "options": list((metadata["format"].get("options") or {}).items()),
+    }
+    schema = pa.schema([("protocol", protocol_type), ("metaData", metadata_type)])
+    rows = [{"protocol": protocol, "metaData": None}, {"protocol": None, "metaData": metadata}]
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), log / f"{newest:020d}.checkpoint.parquet")
+
+
 def _state() -> dict[str, object]:
     with open(os.environ["FAKE_STATE"]) as handle:
         state: dict[str, object] = json.load(handle)
@@ -78,7 +116,7 @@ def _state() -> dict[str, object]:
 def _roles() -> list[str]:
     if os.environ.get("FAKE_ROLES"):
         return os.environ["FAKE_ROLES"].split(",")
-    return ["cleaner"] if os.environ.get("FAKE_PURGE") else ["reader"]
+    return ["cleaner"] if os.environ.get("FAKE_PURGE") or os.environ.get("FAKE_COMPAT") else ["reader"]
 
 
 def main() -> int:
@@ -112,6 +150,9 @@ def main() -> int:
             response = {"ok": False, "error": {"code": os.environ["FAKE_ERROR"], "message": "fake failure"}}
         elif op == "read":
             response = {"ok": True, "result": {"state": _state(), "rows": None, "checkpoint": None}}
+        elif op == "cleanup" and os.environ.get("FAKE_COMPAT"):
+            _write_compatibility_checkpoint_without_files(Path(request["table"], "_delta_log"))
+            response = {"ok": True, "result": {}}
         elif op == "cleanup":
             commits = sorted(Path(request["table"], "_delta_log").glob("[0-9]*[0-9].json"))
             for commit in commits[:-1]:

@@ -177,6 +177,36 @@ def test_a_reader_s_protocol_violation_on_identical_cleaned_copies_is_asked_once
     )
 
 
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-COMPAT-002")
+def test_a_compatibility_checkpoint_without_the_files_fails_on_the_suites_own_decoding(
+    pytester: pytest.Pytester, one_case: Path, monkeypatch: pytest.MonkeyPatch, spark: SparkSession
+) -> None:
+    """A cleaner that writes a classic-named checkpoint of the newest version holding a protocol and a
+    metaData but no file fails CKPT-COMPAT-002, decided by the suite's own decoding of the file (not by
+    any implementation's reader), and the failure names the file and its differences. (Builds the
+    ``v2-sidecars`` case with the session.)
+
+    Spec: CKPT-COMPAT-002
+    "A compatibility checkpoint MUST describe the same table state as the UUID-named checkpoint of its
+    version."
+    """
+    monkeypatch.setenv("FAKE_COMPAT", "1")
+    result = _run(
+        pytester,
+        one_case,
+        "-k",
+        "compatibility_checkpoint_has_the_state and fake-v2-sidecars",
+        module="test_cleanup",
+        in_process=True,
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*compatibility checkpoint 00000000000000000007.checkpoint.parquet of version 7: * difference(s)*"]
+    )
+    result.stdout.fnmatch_lines(["*- files: missing in actual: *"])
+
+
 def test_expected_error_code_is_compared(
     pytester: pytest.Pytester, one_case: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
