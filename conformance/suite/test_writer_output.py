@@ -1042,8 +1042,8 @@ def test_writer_refuses_multipart_on_a_v2_table(
     writer: tuple[Any, Any], tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
 ) -> None:
     """A profile that asks outright for a multi-part checkpoint, asked on a table whose protocol supports
-    ``v2Checkpoint`` (policy ``classic``): the writer fails with ``MULTIPART_ON_V2_TABLE`` and the log is
-    unchanged.
+    ``v2Checkpoint`` (policy ``classic``): the writer fails with ``MULTIPART_ON_V2_TABLE`` and no file of
+    the table changes.
 
     Spec: CKPT-FEAT-005
     > A writer that is explicitly asked to write a multi-part checkpoint for a version whose protocol
