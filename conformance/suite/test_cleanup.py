@@ -14,7 +14,6 @@ version, and its result stands for every identical copy (:func:`_read`): the sam
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from conformance.decode.checkpoint import decode_checkpoint, sidecar_actions, si
 from conformance.decode.files import digest
 from conformance.decode.names import DELTA_LOG, SIDECAR_DIR, checksum_owner, parse_name
 from conformance.decode.paths import table_root_uri
-from conformance.suite.conftest import Failure, Listing, attempt, fail_with, listing
+from conformance.suite.conftest import Failure, Listing, attempt, fail_with, from_template, listing
 from conformance.tables.cleanup_cases import CUTOFF_COMMIT, LATEST, CleanupCase, build_cleanup_case
 from spec.vocabulary import LogFileKind
 
@@ -69,16 +68,9 @@ class CleanedTable:
         return self.versions({LogFileKind.COMMIT}, set(self.after))
 
 
-_CASES: dict[str, CleanupCase] = {}
 _CLEANED: dict[tuple[str, str], CleanedTable] = {}
 #: (reader, digest of a cleaned copy, version) -> the first copy with those files read, and what the read gave
 _READS: dict[tuple[str, str, int], tuple[Path, ReadResult | Failure]] = {}
-
-
-def _case(name: str, factory: pytest.TempPathFactory) -> CleanupCase:
-    if name not in _CASES:
-        _CASES[name] = build_cleanup_case(name, factory.mktemp(f"cleanup-{name}") / "table")
-    return _CASES[name]
 
 
 @pytest.fixture
@@ -87,9 +79,13 @@ def cleaned(
 ) -> CleanedTable:
     key = (cleaner.info.name, cleanup_case_name)
     if key not in _CLEANED:
-        case = _case(cleanup_case_name, tmp_path_factory)
         path = tmp_path_factory.mktemp(f"{cleaner.info.name}-{cleanup_case_name}") / "table"
-        shutil.copytree(case.path, path)  # copy2 keeps the stamped modification times
+        case = from_template(  # built once per process; copy2 keeps the stamped modification times
+            ("cleanup", cleanup_case_name),
+            lambda template: build_cleanup_case(cleanup_case_name, template),
+            path,
+            tmp_path_factory,
+        )
         before, data_before = listing(path), listing(path, outside_log=True)
         error = attempt(
             lambda: cleaner.cleanup(path, now_ms=case.now_ms if cleaner.info.honours_clock else None)
