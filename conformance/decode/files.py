@@ -1,7 +1,7 @@
 """File-tree snapshots: what is on disk before and after an implementation ran, to compare.
 
 Spec: ``spec/checkpoints.md`` ``CKPT-WRITE-007`` (a writer modifies no existing file),
-``CKPT-CLEAN-026`` (a cleaner touches nothing outside ``_delta_log``), ``CKPT-WRITE-003`` (bad input
+``CKPT-CLEAN-028`` (a cleaner touches nothing outside ``_delta_log``), ``CKPT-WRITE-003`` (bad input
 changes nothing). The one listing mechanism of the suite and of the project's tests.
 
 | function | gives |

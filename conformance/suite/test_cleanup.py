@@ -156,7 +156,7 @@ def test_remaining_commits_start_at_a_checkpoint(cleaned: CleanedTable) -> None:
         )
 
 
-@pytest.mark.requirement("CKPT-CLEAN-003", "CKPT-CLEAN-004", "CKPT-CLEAN-006", "CKPT-CLEAN-026")
+@pytest.mark.requirement("CKPT-CLEAN-003", "CKPT-CLEAN-004", "CKPT-CLEAN-006", "CKPT-CLEAN-028")
 def test_only_expired_log_files_are_deleted(cleaned: CleanedTable) -> None:
     """Every deleted file is a commit, checksum, checkpoint, compaction or sidecar file (or Hadoop's
     ``.crc`` of one) of a version at or before the cutoff commit 5; nothing outside ``_delta_log`` changed;
@@ -172,7 +172,7 @@ def test_only_expired_log_files_are_deleted(cleaned: CleanedTable) -> None:
     > checkpoint, checksum or log compaction file.
     Spec: CKPT-CLEAN-006
     > A cleaner MUST NOT leave `_last_checkpoint` describing a checkpoint whose files it deleted.
-    Spec: CKPT-CLEAN-026
+    Spec: CKPT-CLEAN-028
     > A cleaner MUST NOT delete `_last_checkpoint`, any file outside `_delta_log/`, …
     """
     where = cleaned.label

@@ -209,8 +209,8 @@ def test_cleaner_deletes_nothing_outside_through_links(
     _clean(cleaner, case, tmp_path / "case", tmp_path_factory)
 
 
-@pytest.mark.requirement("CKPT-CLEAN-026")
-@pytest.mark.parametrize("case", _cases("CKPT-CLEAN-026"), ids=_ids)
+@pytest.mark.requirement("CKPT-CLEAN-028")
+@pytest.mark.parametrize("case", _cases("CKPT-CLEAN-028"), ids=_ids)
 def test_cleaner_deletes_nothing_outside_by_hostile_names(
     cleaner: Implementation, case: HostileCase, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -218,7 +218,7 @@ def test_cleaner_deletes_nothing_outside_by_hostile_names(
     ``..%2F``), and old files with non-UTF-8 and 255-byte names lie in ``_delta_log/`` and ``_sidecars/``:
     nothing outside the table changes.
 
-    Spec: CKPT-CLEAN-026
+    Spec: CKPT-CLEAN-028
     "A cleaner MUST NOT delete `_last_checkpoint`, any file outside `_delta_log/`, …"
     """
     _clean(cleaner, case, tmp_path / "case", tmp_path_factory)

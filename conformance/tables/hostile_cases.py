@@ -1,7 +1,7 @@
 """Hostile tables: names, links and hints that try to make a reader or cleaner leave the table (spec D22).
 
 Spec: ``spec/checkpoints.md`` §19.1 Sidecar paths (``CKPT-SIDE-014``, ``-016``, ``-017``), §16.4
-(``CKPT-READ-025``), §16.3 (``CKPT-READ-010``), §18.2 (``CKPT-CLEAN-026``, ``-024``).
+(``CKPT-READ-025``), §16.3 (``CKPT-READ-010``), §18.2 (``CKPT-CLEAN-028``, ``-024``).
 
 One table of cases (:data:`HOSTILE_CASES`), one builder (:func:`build_hostile_table`). Every case is
 built in its own directory ``ROOT``::
@@ -187,10 +187,10 @@ _CLEANUP: list[tuple[str, str, str, str]] = [
     ("expired-checkpoint-linked-out", "CKPT-CLEAN-024", "link:{checkpoint2}", "expired checkpoint 2: a link to its copy outside"),
     ("expired-sidecar-linked-out", "CKPT-CLEAN-024", "link:_sidecars/{sidecar2}", "a sidecar of expired checkpoint 2: a link to its copy outside"),
     ("hint-linked-out", "CKPT-CLEAN-024", "link:_last_checkpoint", "_last_checkpoint: a link to its copy outside"),
-    ("expired-sidecar-path-uri", "CKPT-CLEAN-026", "path:{root_uri}/{sidecar2}", "expired checkpoint 2 names a decoy outside by file:// URI"),
-    ("expired-sidecar-path-traversal", "CKPT-CLEAN-026", "path:../../../{sidecar2}", "expired checkpoint 2 names a decoy outside by '../'"),
-    ("expired-sidecar-path-encoded", "CKPT-CLEAN-026", "path:..%2F..%2F..%2F{sidecar2}", "expired checkpoint 2 names a decoy outside by '..%2F'"),
-    ("junk-names", "CKPT-CLEAN-026", "junk", "old files with non-UTF-8 and 255-byte names in _delta_log/ and _sidecars/"),
+    ("expired-sidecar-path-uri", "CKPT-CLEAN-028", "path:{root_uri}/{sidecar2}", "expired checkpoint 2 names a decoy outside by file:// URI"),
+    ("expired-sidecar-path-traversal", "CKPT-CLEAN-028", "path:../../../{sidecar2}", "expired checkpoint 2 names a decoy outside by '../'"),
+    ("expired-sidecar-path-encoded", "CKPT-CLEAN-028", "path:..%2F..%2F..%2F{sidecar2}", "expired checkpoint 2 names a decoy outside by '..%2F'"),
+    ("junk-names", "CKPT-CLEAN-028", "junk", "old files with non-UTF-8 and 255-byte names in _delta_log/ and _sidecars/"),
 ]  # fmt: skip
 
 ANY = Outcome(True, frozenset({"*"}))

@@ -1,6 +1,6 @@
 """Metadata cleanup: delete expired log files, keep a compatibility checkpoint, collect sidecars.
 
-Spec: ``spec/checkpoints.md`` §18 "Metadata cleanup" (``CKPT-CLEAN-001`` … ``CKPT-CLEAN-017``), §13
+Spec: ``spec/checkpoints.md`` §18 "Metadata cleanup" (``CKPT-CLEAN-001`` … ``CKPT-CLEAN-028``), §13
 "Compatibility checkpoints" (``CKPT-COMPAT-001`` … ``-005``), divergences D6, D7, D11, D12;
 PROTOCOL.md "Metadata Cleanup"; delta-spark ``MetadataCleanup.scala`` and
 ``DeltaHistoryManager.BufferingLogDeletionIterator``. The decisions themselves (clocks, cutoffs,
@@ -41,15 +41,16 @@ What is deleted and what is kept:
 | ``_sidecars/<name>`` | referenced by no remaining checkpoint **and** modified before the sidecar cutoff | referenced (``CKPT-CLEAN-013``), or too young |
 | ``.<name>.crc`` (Hadoop checksum of a file) | together with ``<name>`` | kept with its file |
 | ``.delta-ckpt-staging-<uuid>/`` (a writer's staging, with everything in it) | every file in it is modified before the staging cutoff: the log cutoff, never later than the one-day floor (``CKPT-CLEAN-025``); with no file in it, it and every directory in it last changed before that cutoff | a file too young, or an empty one changed since (or on a store without directory times): its writer may still run |
-| ``_last_checkpoint`` | never (``CKPT-CLEAN-026``) | |
-| hidden temp files, other directories (``_commits``, …), unknown names | never | |
+| ``_sidecars/.<sidecar>.<uuid>.tmp`` (a task's sidecar temporary) | modified before the sidecar cutoff (``CKPT-CLEAN-027``) | too young: its task may still write it |
+| ``_last_checkpoint`` | never (``CKPT-CLEAN-028``) | |
+| other hidden files (temporaries in ``_delta_log`` itself), other directories (``_commits``, …), unknown names | never (``CKPT-CLEAN-028``) | |
 
 Invariants, checked before anything is written or deleted:
 
 Any failure raises ``CLEANUP_INVARIANT_VIOLATED`` with nothing written and nothing deleted:
 
 * the plan itself (:func:`reference_impl.cleanup.invariants.structural_checks`): ``CKPT-CLEAN-001`` …
-  ``-007``, ``-013``, ``-014``, ``-025``;
+  ``-006``, ``-013``, ``-014``, ``-025``, ``-028``;
 * every sidecar of every remaining checkpoint exists with its recorded ``sizeInBytes``;
 * the state is unchanged: the reader reconstructs each verified version twice, from the real listing
   and from the same listing without the planned deletions (``read_snapshot(listing=...)``), and the two

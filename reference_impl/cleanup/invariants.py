@@ -1,6 +1,6 @@
 """The invariants a cleanup plan must satisfy before anything is written or deleted: one function per rule.
 
-Spec: ``spec/checkpoints.md`` §18.2 Invariants (``CKPT-CLEAN-001`` … ``-007``, ``-013``, ``-014``, ``-025``)
+Spec: ``spec/checkpoints.md`` §18.2 Invariants (``CKPT-CLEAN-001`` … ``-006``, ``-013``, ``-014``, ``-025``, ``-028``)
 and ``CKPT-CLEAN-012`` (a cleanup never changes what a reader sees). Each function returns an
 :class:`InvariantCheck`; :func:`structural_checks` runs the ones that need the listing alone, in
 rule order. :func:`sidecars_exist` reads the storage, :func:`state_unchanged` replays versions.
@@ -17,7 +17,7 @@ from reference_impl.cleanup.plan import LogPlan, SidecarPlan, StagingPlan, forma
 from reference_impl.cleanup.references import References
 from reference_impl.errors import CheckpointError, SidecarPathInvalid
 from reference_impl.log.listing import LogListing
-from reference_impl.log.naming import is_staging_dir_name
+from reference_impl.log.naming import SIDECAR_DIR, is_sidecar_temp_name, is_staging_dir_name
 from reference_impl.progress import Progress
 from reference_impl.read.sidecars import resolve_sidecar
 from reference_impl.storage import Location, Storage
@@ -133,21 +133,27 @@ def hinted_checkpoint_is_kept(plan: LogPlan) -> InvariantCheck:
 def only_log_files_are_deleted(
     plan: LogPlan, sidecars: SidecarPlan, staging: StagingPlan | None = None
 ) -> InvariantCheck:
-    """CKPT-CLEAN-026: only commit, checkpoint, checksum, compaction and sidecar files are deleted
-    — and writer staging directories by their exact name (``CKPT-CLEAN-025``)."""
+    """CKPT-CLEAN-028: only commit, checkpoint, checksum, compaction and sidecar files are deleted
+    — and writer staging directories (``CKPT-CLEAN-025``) and sidecar temporaries (``CKPT-CLEAN-027``)
+    by their exact names; no other hidden file of ``_sidecars``."""
     allowed = (LogFileKind.COMMIT, LogFileKind.CRC, LogFileKind.COMPACTION)
     foreign = [
         d.name for d in plan.deletions if not (d.kind in allowed or d.kind.is_checkpoint) or "/" in d.name
     ]
-    foreign += [d.name for d in sidecars.deletions if d.kind is not LogFileKind.SIDECAR]
+    foreign += [
+        d.name
+        for d in sidecars.deletions
+        if d.kind is not LogFileKind.SIDECAR
+        or (d.name.startswith(f"{SIDECAR_DIR}/.") and not is_sidecar_temp_name(d.name.split("/", 1)[1]))
+    ]
     foreign += [
         d.name
         for d in (staging.deletions if staging is not None else [])
         if d.kind is not LogFileKind.STAGING or not is_staging_dir_name(d.name.removesuffix("/"))
     ]
     return InvariantCheck(
-        "only commit, checkpoint, checksum, compaction, sidecar files and writer staging are deleted",
-        "CKPT-CLEAN-026",
+        "only commit, checkpoint, checksum, compaction and sidecar files, staging and sidecar temporaries go",
+        "CKPT-CLEAN-028",
         not foreign,
         "ok" if not foreign else f"would delete {foreign}",
     )

@@ -1,7 +1,7 @@
 """The pure part of metadata cleanup: clocks, cutoffs, and the decision for every file.
 
 Spec: ``spec/checkpoints.md`` §18.1 The algorithm and §18.3 Sidecar garbage collection
-(``CKPT-CLEAN-001`` … ``CKPT-CLEAN-017``). Nothing here reads a table's state or touches Spark;
+(``CKPT-CLEAN-001`` … ``CKPT-CLEAN-017``, ``-027``, ``-028``). Nothing here reads a table's state or touches Spark;
 :mod:`reference_impl.cleanup.cleaner` feeds it one listing of ``_delta_log`` (and of
 ``_delta_log/_sidecars``), the sidecar references of the checkpoints that remain, and executes
 what it returns. Keeping the decisions pure makes them testable on synthetic listings and lets
@@ -34,6 +34,7 @@ from reference_impl.log.naming import (
     SIDECAR_DIR,
     checksum_owner,
     hadoop_checksum_name,
+    is_sidecar_temp_name,
     is_staging_dir_name,
     parse_log_file_name,
 )
@@ -195,7 +196,10 @@ class FileDecision:
 
     @property
     def label(self) -> str:
-        """The kind as reports name it: every checkpoint kind is ``checkpoint``, a ``.crc`` a ``checksum``."""
+        """The kind as reports name it: every checkpoint kind is ``checkpoint``, a ``.crc`` a ``checksum``,
+        a writer's sidecar temporary in ``_sidecars`` (``CKPT-CLEAN-027``) a ``temporary``."""
+        if self.kind is LogFileKind.SIDECAR and is_sidecar_temp_name(self.name.rsplit("/", 1)[-1]):
+            return "temporary"
         if self.kind.is_checkpoint:
             return "checkpoint"
         return "checksum" if self.kind is LogFileKind.CRC else str(self.kind)
@@ -307,9 +311,9 @@ def plan_log(
             continue  # decided below (companion of a deleted file, or kept)
         delete, reason, rule = False, "", None
         if kind is LogFileKind.LAST_CHECKPOINT:
-            reason, rule = "_last_checkpoint is never deleted", "CKPT-CLEAN-026"
+            reason, rule = "_last_checkpoint is never deleted", "CKPT-CLEAN-028"
         elif kind is LogFileKind.OTHER:
-            reason, rule = "not a commit, checkpoint, checksum or log compaction file", "CKPT-CLEAN-026"
+            reason, rule = "not a commit, checkpoint, checksum or log compaction file", "CKPT-CLEAN-028"
         elif c is None:
             reason, rule = stop or "nothing is deleted", "CKPT-CLEAN-004"
         elif kind is LogFileKind.COMPACTION:
@@ -360,7 +364,7 @@ def plan_log(
         )
         decisions.append(
             FileDecision(
-                info.name, LogFileKind.HIDDEN, None, info.size, info.mtime_ms, False, reason, "CKPT-CLEAN-026"
+                info.name, LogFileKind.HIDDEN, None, info.size, info.mtime_ms, False, reason, "CKPT-CLEAN-028"
             )
         )
     for directory in sorted(directories):
@@ -375,7 +379,7 @@ def plan_log(
                 0,
                 False,
                 "directory: never entered (writer staging, commit directories, …)",
-                "CKPT-CLEAN-026",
+                "CKPT-CLEAN-028",
             )
         )
     plan.files = decisions
@@ -411,7 +415,12 @@ def plan_sidecars(
 ) -> SidecarPlan:
     """Decide for each file of ``_sidecars``: delete iff unreferenced and modified before the cutoff.
 
-    ``referenced`` maps a bare sidecar name to the checkpoint files (that remain) referencing it.
+    Hidden files are never sidecars: a writer's sidecar temporary (``.<sidecar>.<uuid>.tmp``,
+    :func:`~reference_impl.log.naming.is_sidecar_temp_name`) is deleted when modified before the
+    cutoff (``CKPT-CLEAN-027``), and planned as a sidecar, so that it is reported, protected by the
+    floor and deleted like one; every other hidden file is kept (``CKPT-CLEAN-028``) unless it is the
+    Hadoop checksum of a file deleted. ``referenced`` maps a bare sidecar name to the checkpoint files
+    (that remain) referencing it.
     With ``skipped_reason`` (cleanup stopped, or a remaining checkpoint could not be read, so the
     reference set is unknown) nothing is deleted.
     """
@@ -425,13 +434,17 @@ def plan_sidecars(
     names = {e.name for e in listed}
     deleted: set[str] = set()
     for info in listed:
-        if info.name.startswith("."):
+        temporary = is_sidecar_temp_name(info.name)
+        if info.name.startswith(".") and not temporary:
             continue
         name = f"{SIDECAR_DIR}/{info.name}"
         users = tuple(sorted(set(referenced.get(info.name, ()))))
         delete, rule = False, "CKPT-CLEAN-017"
         if users:
             reason, rule = f"referenced by {len(users)} remaining checkpoint(s)", "CKPT-CLEAN-013"
+        elif temporary:
+            rule = "CKPT-CLEAN-027"
+            delete, reason = _temporary_decision(info, cutoff_ms, skipped_reason)
         elif skipped_reason is not None:
             reason = f"sidecar collection skipped: {skipped_reason}"
         elif info.mtime_ms >= cutoff_ms:
@@ -465,8 +478,8 @@ def plan_sidecars(
             )
         )
     for info in listed:
-        if not info.name.startswith("."):
-            continue
+        if not info.name.startswith(".") or is_sidecar_temp_name(info.name):
+            continue  # planned above
         owner = checksum_owner(info.name)
         if owner is not None and owner in deleted:
             continue
@@ -478,11 +491,26 @@ def plan_sidecars(
                 info.size,
                 info.mtime_ms,
                 False,
-                "hidden file in _sidecars (temporary file of a writer, or a checksum)",
-                "CKPT-CLEAN-026",
+                f"Hadoop checksum of {owner}, kept with it"
+                if owner is not None and owner in names
+                else "hidden file in _sidecars, not a writer's sidecar temporary: never deleted on its own",
+                "CKPT-CLEAN-028",
             )
         )
     return plan
+
+
+def _temporary_decision(info: FileInfo, cutoff_ms: int, skipped_reason: str | None) -> tuple[bool, str]:
+    """``CKPT-CLEAN-027``: (delete, reason) for a writer's sidecar temporary nothing references."""
+    what = "a writer's sidecar temporary (left by a killed task, or still being written)"
+    if skipped_reason is not None:
+        return False, f"{what}; sidecar collection skipped: {skipped_reason}"
+    old = info.mtime_ms < cutoff_ms
+    when = "before" if old else "not before"
+    return (
+        old,
+        f"{what}, modified {format_ms(info.mtime_ms)}, {when} the sidecar cutoff {format_ms(cutoff_ms)}",
+    )
 
 
 # -- writer staging -----------------------------------------------------------------------------

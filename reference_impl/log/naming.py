@@ -11,7 +11,9 @@ Two levels of strictness, one parser:
 | strict (``LogFileName.conforms``) | the spec's padding (20 digits for versions, 10 for part numbers), a real UUID, ``1 <= o <= p`` and ``p > 1`` for parts | writer self-checks and the writer conformance tests |
 
 Names that start with ``.`` (temp files such as ``.<name>.<uuid>.tmp`` and Hadoop ``.<name>.crc``)
-are :attr:`~spec.vocabulary.LogFileKind.HIDDEN` and never take part in anything. Sidecar names are
+are :attr:`~spec.vocabulary.LogFileKind.HIDDEN` and never take part in reading; the one grammar of a
+sidecar's temporary (:func:`sidecar_temp_name`, :func:`is_sidecar_temp_name`) serves the writer that
+creates it and the cleaner that collects an old one (``CKPT-CLEAN-027``). Sidecar names are
 arbitrary (delta#4807): nothing here parses a version out of one. The kinds are the spec's
 :class:`~spec.vocabulary.LogFileKind`; the grammar is this implementation's own, tested against
 ``spec/vectors/file_names.json`` (the conformance suite has its own, tested against the same vectors).
@@ -33,7 +35,10 @@ DELTA_LOG = "_delta_log"
 #: The reference writer's hidden staging directory in ``_delta_log``: this prefix and a UUID (spec §19.4).
 STAGING_PREFIX = ".delta-ckpt-staging-"
 
-_UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+_UUID_CHARS = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+_UUID_RE = re.compile(_UUID_CHARS)
+# ``CKPT-CLEAN-027``: ``.``, a name not starting with ``.``, without ``/``, ending in ``.parquet``; ``.``, a UUID, ``.tmp``.
+_SIDECAR_TEMP_RE = re.compile(rf"\.[^./][^/]*\.parquet\.{_UUID_CHARS}\.tmp")
 # delta-spark FileNames: whole-name matches.
 _COMMIT_RE = re.compile(r"^(\d+)\.json$")
 _CRC_RE = re.compile(r"^(\d+)\.crc$")
@@ -96,7 +101,7 @@ def parse_log_file_name(name: str) -> LogFileName:
             conforms=ok,
         )
     if m := _UUID_CKPT_RE.match(name):
-        ok = _padded(m[1], 20) and bool(_UUID_RE.match(m[2]))
+        ok = _padded(m[1], 20) and _UUID_RE.fullmatch(m[2]) is not None
         return LogFileName(
             name,
             LogFileKind.CHECKPOINT_UUID,
@@ -166,7 +171,26 @@ def staging_dir_name(token: uuid_mod.UUID) -> str:
 
 def is_staging_dir_name(name: str) -> bool:
     """Whether ``name`` is exactly :func:`staging_dir_name` of a canonical UUID (nothing else is collected)."""
-    return name.startswith(STAGING_PREFIX) and bool(_UUID_RE.match(name[len(STAGING_PREFIX) :]))
+    return name.startswith(STAGING_PREFIX) and _UUID_RE.fullmatch(name[len(STAGING_PREFIX) :]) is not None
+
+
+def sidecar_temp_name(name: str, token: uuid_mod.UUID) -> str:
+    """The hidden name a task writes sidecar ``name`` under before it links or renames it to ``name``:
+    ``.<name>.<uuid>.tmp``, delta-spark's temporary (``Checkpoints.scala`` L1098-1106).
+
+    A cleaner collects an old one (``CKPT-CLEAN-027``), so ``name`` must be a name it recognises
+    there: not hidden, without ``/``, ending in ``.parquet``.
+    """
+    temp = f".{name}.{token}.tmp"
+    if not is_sidecar_temp_name(temp):
+        raise ValueError(f"not a sidecar name a cleaner recognises in a temporary: {name!r}")
+    return temp
+
+
+def is_sidecar_temp_name(name: str) -> bool:
+    """Whether ``name`` is exactly :func:`sidecar_temp_name` of a sidecar name and a canonical
+    (lowercase) UUID (``CKPT-CLEAN-027``); no Hadoop ``.crc`` companion and no other hidden name is."""
+    return _SIDECAR_TEMP_RE.fullmatch(name) is not None
 
 
 def sidecar_name(version: int, part: int, num_parts: int, token: uuid_mod.UUID) -> str:

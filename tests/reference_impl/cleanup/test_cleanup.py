@@ -723,7 +723,7 @@ def _cutoff(retention_days: int) -> int:
     return NOW - NOW % MS_PER_DAY - retention_days * MS_PER_DAY
 
 
-@pytest.mark.requirement("CKPT-CLEAN-025", "CKPT-CLEAN-026", "CKPT-CLEAN-024")
+@pytest.mark.requirement("CKPT-CLEAN-025", "CKPT-CLEAN-028", "CKPT-CLEAN-024")
 def test_old_staging_is_collected_and_a_fresh_one_kept(
     delta_spark: SparkSession,
     cleanup_tables: CleanupTables,
@@ -744,11 +744,11 @@ def test_old_staging_is_collected_and_a_fresh_one_kept(
     modification time before both the cutoff timestamp … and, when it holds no file, when it and every
     directory in it were last modified before both."
 
-    Spec: CKPT-CLEAN-026
+    Spec: CKPT-CLEAN-028
     "A cleaner MUST NOT delete `_last_checkpoint`, any file outside `_delta_log/`, or any file in
-    `_delta_log/` other than commit, checkpoint, checksum and log compaction files, staged commits
-    and sidecar files, except the files of an abandoned writer staging directory as CKPT-CLEAN-025
-    allows."
+    `_delta_log/` other than commit, checkpoint, checksum and log compaction files, staged commits,
+    sidecar files and the Hadoop checksum file `.<name>.crc` of a file it deletes, except the files of
+    an abandoned writer staging directory as CKPT-CLEAN-025 allows …"
 
     Spec: CKPT-CLEAN-024
     "A cleaner MUST NOT delete a file outside `_delta_log/` through a symbolic link or a hostile name …"

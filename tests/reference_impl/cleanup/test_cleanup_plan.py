@@ -7,13 +7,17 @@ the decisions: cutoffs, the cutoff commit and checkpoint, what is deleted and wh
 from __future__ import annotations
 
 import os
+import uuid
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from reference_impl.cleanup.cleaner import cleanup
-from reference_impl.cleanup.invariants import structural_checks
+from reference_impl.cleanup.invariants import only_log_files_are_deleted, structural_checks
 from reference_impl.cleanup.plan import (
+    LogPlan,
+    SidecarPlan,
     commit_timestamps,
     format_ms,
     log_cutoff,
@@ -31,6 +35,7 @@ from reference_impl.log.naming import (
     compaction_name,
     crc_name,
     part_checkpoint_name,
+    sidecar_temp_name,
 )
 from reference_impl.log.table_properties import MS_PER_DAY
 from reference_impl.storage import FileInfo, Location
@@ -226,16 +231,15 @@ def test_last_checkpoint_caps_the_cutoff_checkpoint(tmp_path: Path) -> None:
     assert all(d.version is not None and d.version < 2 for d in plan.deletions)
 
 
-@pytest.mark.requirement("CKPT-CLEAN-026")
+@pytest.mark.requirement("CKPT-CLEAN-028")
 def test_only_log_files_are_candidates(tmp_path: Path) -> None:
-    """CKPT-CLEAN-026: "MUST NOT delete _last_checkpoint, any file outside _delta_log/, or any file in
-    _delta_log/ other than commit, checkpoint, checksum and log compaction files, staged commits and
-    sidecar files".
+    """CKPT-CLEAN-028: nothing but commit, checkpoint, checksum and log compaction files (and their
+    Hadoop checksums) is a candidate in ``_delta_log`` itself; temporaries there are kept.
 
-    Spec: CKPT-CLEAN-026
+    Spec: CKPT-CLEAN-028
     "A cleaner MUST NOT delete `_last_checkpoint`, any file outside `_delta_log/`, or any file in
-    `_delta_log/` other than commit, checkpoint, checksum and log compaction files, staged commits and
-    sidecar files."
+    `_delta_log/` other than commit, checkpoint, checksum and log compaction files, staged commits,
+    sidecar files and the Hadoop checksum file `.<name>.crc` of a file it deletes, …"
     """
     log_dir = _log(tmp_path, 6, {3: [classic_checkpoint_name(3)]})
     old = T0
@@ -256,7 +260,7 @@ def test_only_log_files_are_candidates(tmp_path: Path) -> None:
         ".delta-ckpt-staging-x/",
         "_staged_commits/",
     ):
-        assert name in kept and kept[name].rule == "CKPT-CLEAN-026", name
+        assert name in kept and kept[name].rule == "CKPT-CLEAN-028", name
 
 
 @pytest.mark.requirement("CKPT-CLEAN-013", "CKPT-CLEAN-014", "CKPT-CLEAN-017")
@@ -297,6 +301,88 @@ def test_sidecar_decisions() -> None:
     assert skipped.deletions == []
     with pytest.raises(InvalidOption):
         plan_sidecars(entries, {}, cutoff_ms=floor + 1, floor_ms=floor, cutoff_source="t")
+
+
+TEMP_TOKEN = uuid.UUID("0f0e0d0c-0b0a-4908-8706-050403020100")
+SIDECAR = "00000000000000000002.checkpoint.0000000001.0000000001.5b1c1f1e-2d3c-4b5a-8f9e-0a1b2c3d4e5f.parquet"
+
+
+@pytest.mark.requirement("CKPT-CLEAN-027")
+def test_old_sidecar_temporaries_are_deleted() -> None:
+    """CKPT-CLEAN-027: a writer's temporary ``.<sidecar>.<uuid>.tmp`` modified before the sidecar cutoff
+    goes, with its Hadoop checksum; one modified at or after it stays, and so does every temporary when
+    sidecar collection is skipped. Each decision names the cutoff.
+
+    Spec: CKPT-CLEAN-027
+    "A cleaner MAY delete a file directly in `_delta_log/_sidecars/` whose name is a sidecar temporary
+    name and that no remaining checkpoint references, together with its Hadoop checksum file, when its
+    modification time is before the sidecar cutoff."
+    """
+    floor, cutoff = T0 - DAY, T0 - 3 * DAY
+    old, young = sidecar_temp_name(SIDECAR, TEMP_TOKEN), sidecar_temp_name(SIDECAR, uuid.uuid4())
+    fresh = sidecar_temp_name("part-00000.parquet", uuid.uuid4())
+    entries = [
+        FileInfo(old, 10, cutoff - 1),
+        FileInfo(f".{old}.crc", 1, cutoff - 1),
+        FileInfo(young, 10, cutoff),
+        FileInfo(fresh, 10, floor + 1),
+    ]
+    plan = plan_sidecars(entries, {}, cutoff_ms=cutoff, floor_ms=floor, cutoff_source="test")
+    decisions = {d.name.split("/", 1)[1]: d for d in plan.files}
+    (deleted,) = plan.deletions
+    assert deleted.name == f"_sidecars/{old}", [d.name for d in plan.deletions]
+    assert deleted.companions == (f"_sidecars/.{old}.crc",), deleted
+    assert (deleted.rule, deleted.label) == ("CKPT-CLEAN-027", "temporary"), deleted
+    assert f"before the sidecar cutoff {format_ms(cutoff)}" in deleted.reason, deleted.reason
+    for name in (young, fresh):
+        kept = decisions[name]
+        assert not kept.delete and kept.rule == "CKPT-CLEAN-027", kept
+        assert f"not before the sidecar cutoff {format_ms(cutoff)}" in kept.reason, kept.reason
+    assert f".{old}.crc" not in decisions, "a deleted temporary's checksum is its companion, not a decision"
+    skipped = plan_sidecars(
+        entries, {}, cutoff_ms=cutoff, floor_ms=floor, cutoff_source="t", skipped_reason="stopped"
+    )
+    assert skipped.deletions == [], [d.name for d in skipped.deletions]
+
+
+@pytest.mark.requirement("CKPT-CLEAN-028")
+def test_other_hidden_files_in_sidecars_are_kept() -> None:
+    """CKPT-CLEAN-028: in ``_sidecars/``, an old hidden file that is not exactly a sidecar temporary is
+    kept, whatever it looks like — the Hadoop ``.crc`` of a referenced sidecar, a temporary without a
+    UUID, with an uppercase one, of a non-Parquet name, doubly hidden, a temporary's orphaned checksum —
+    and a plan that would delete one fails the structural check.
+
+    Spec: CKPT-CLEAN-028
+    "… except the files of an abandoned writer staging directory as CKPT-CLEAN-025 allows and the writer
+    temporaries in `_delta_log/_sidecars/` that CKPT-CLEAN-027 allows; a file in `_delta_log/_sidecars/`
+    whose name begins with `.` is not a sidecar file."
+    """
+    floor, cutoff = T0 - DAY, T0 - 3 * DAY
+    token = str(TEMP_TOKEN)
+    hidden = [
+        f".{SIDECAR}.crc",
+        f".{SIDECAR}.tmp",
+        f".{SIDECAR}.{token.upper()}.tmp",
+        f".{SIDECAR}.names.{token}.tmp",
+        f"..{SIDECAR}.{token}.tmp",
+        f".{SIDECAR}.{token}.tmp.crc",
+        f".{SIDECAR}.{token.replace('-', '')}.tmp",
+        ".notes",
+    ]
+    entries = [FileInfo(SIDECAR, 10, cutoff - DAY)] + [FileInfo(n, 1, cutoff - DAY) for n in hidden]
+    plan = plan_sidecars(entries, {SIDECAR: ["c.json"]}, cutoff_ms=cutoff, floor_ms=floor, cutoff_source="t")
+    assert plan.deletions == [], [d.name for d in plan.deletions]
+    decisions = {d.name.split("/", 1)[1]: d for d in plan.files}
+    for name in hidden:
+        assert decisions[name].rule == "CKPT-CLEAN-028" and not decisions[name].delete, decisions[name]
+    assert decisions[f".{SIDECAR}.crc"].reason == f"Hadoop checksum of {SIDECAR}, kept with it"
+    empty_log = LogPlan(0, [], None, None, None, False)
+    assert only_log_files_are_deleted(empty_log, plan).ok
+    wrong = SidecarPlan(
+        cutoff, floor, "t", [replace(decisions[".notes"], kind=LogFileKind.SIDECAR, delete=True)]
+    )
+    check = only_log_files_are_deleted(empty_log, wrong)
+    assert not check.ok and "_sidecars/.notes" in check.detail, check
 
 
 @pytest.mark.requirement("CKPT-CLEAN-016")

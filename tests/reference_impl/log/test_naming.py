@@ -16,9 +16,11 @@ from reference_impl.log.naming import (
     commit_name,
     compaction_name,
     crc_name,
+    is_sidecar_temp_name,
     parse_log_file_name,
     part_checkpoint_name,
     sidecar_name,
+    sidecar_temp_name,
     uuid_checkpoint_name,
     version_prefix,
 )
@@ -264,3 +266,38 @@ def test_parsed_names_are_values() -> None:
     assert parse_log_file_name("00000000000000000001.json") == LogFileName(
         "00000000000000000001.json", LogFileKind.COMMIT, version=1
     )
+
+
+@pytest.mark.requirement("CKPT-CLEAN-027")
+def test_sidecar_temp_names_are_built_and_recognised_exactly() -> None:
+    """One grammar for the writer's sidecar temporaries and the cleaner that collects them: the builder's
+    names are recognised, and no near miss is (a Hadoop ``.crc``, an uppercase or hyphen-less UUID, a
+    name that is not a Parquet sidecar's, a doubly hidden name); the builder refuses such a sidecar name.
+
+    Spec: CKPT-CLEAN-027
+    "A cleaner MAY delete a file directly in `_delta_log/_sidecars/` whose name is a sidecar temporary
+    name …"
+    """
+    sidecar = sidecar_name(2, 1, 1, TOKEN)
+    temp = sidecar_temp_name(sidecar, TOKEN)
+    assert temp == f".{sidecar}.{TOKEN}.tmp"
+    assert is_sidecar_temp_name(temp) and is_sidecar_temp_name(sidecar_temp_name("x.parquet", TOKEN))
+    near_misses = [
+        f"{temp}.crc",
+        f".{temp}.crc",
+        f".{sidecar}.crc",
+        f".{sidecar}.tmp",
+        f".{sidecar}.{str(TOKEN).upper()}.tmp",
+        f".{sidecar}.{TOKEN.hex}.tmp",
+        f".{sidecar}.names.{TOKEN}.tmp",
+        f".{sidecar}.{TOKEN}.tmp\n",
+        f"..{sidecar}.{TOKEN}.tmp",
+        f"./{sidecar}.{TOKEN}.tmp",
+        f".parquet.{TOKEN}.tmp",
+        temp[1:],
+        sidecar,
+    ]
+    assert [n for n in near_misses if is_sidecar_temp_name(n)] == []
+    for bad in (f".{sidecar}", "a/b.parquet", "x.json", ""):
+        with pytest.raises(ValueError, match="not a sidecar name"):
+            sidecar_temp_name(bad, TOKEN)

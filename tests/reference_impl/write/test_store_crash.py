@@ -280,7 +280,7 @@ class RacersAt:
     "CKPT-WRITE-008",
     "CKPT-CLEAN-013",
     "CKPT-CLEAN-017",
-    "CKPT-CLEAN-026",
+    "CKPT-CLEAN-028",
     "CKPT-CLEAN-025",
 )
 def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_keep_the_table_whole(
@@ -310,11 +310,11 @@ def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_
     "A cleaner SHOULD delete every file in `_delta_log/_sidecars/` that no remaining checkpoint
     references and whose modification time is before the sidecar cutoff."
 
-    Spec: CKPT-CLEAN-026
+    Spec: CKPT-CLEAN-028
     "A cleaner MUST NOT delete `_last_checkpoint`, any file outside `_delta_log/`, or any file in
-    `_delta_log/` other than commit, checkpoint, checksum and log compaction files, staged commits
-    and sidecar files, except the files of an abandoned writer staging directory as CKPT-CLEAN-025
-    allows."
+    `_delta_log/` other than commit, checkpoint, checksum and log compaction files, staged commits,
+    sidecar files and the Hadoop checksum file `.<name>.crc` of a file it deletes, except the files of
+    an abandoned writer staging directory as CKPT-CLEAN-025 allows …"
 
     Spec: CKPT-CLEAN-025
     "A cleaner MAY delete a directory directly in `_delta_log/` whose name is `.delta-ckpt-staging-`
