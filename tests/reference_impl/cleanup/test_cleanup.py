@@ -27,9 +27,16 @@ from conformance.tables.real_writers import NOW
 from conformance.tables.real_writers import CleanupBase as Base
 from fixtures import FIXTURES_DIR
 from reference_impl.cleanup.cleaner import cleanup
+from reference_impl.cleanup.plan import format_ms
 from reference_impl.cli.main import main
 from reference_impl.errors import StorageError, VersionNotFound
-from reference_impl.log.naming import SIDECAR_DIR, classic_checkpoint_name, commit_name, crc_name
+from reference_impl.log.naming import (
+    SIDECAR_DIR,
+    classic_checkpoint_name,
+    commit_name,
+    crc_name,
+    sidecar_temp_name,
+)
 from reference_impl.log.table_properties import MS_PER_DAY
 from reference_impl.read.snapshot import read_snapshot
 from reference_impl.storage import Location
@@ -58,6 +65,12 @@ def _sidecars(base: Base, version: int) -> set[str]:
 
 def _visible(names: set[str] | frozenset[str]) -> set[str]:
     return {n for n in names if not n.rsplit("/", 1)[-1].startswith(".")}
+
+
+def _checksum(relative: str) -> str:
+    """The Hadoop checksum ``.<name>.crc`` of a file (a path relative to ``_delta_log``)."""
+    head, _, name = relative.rpartition("/")
+    return f"{head}/.{name}.crc" if head else f".{name}.crc"
 
 
 def _write_commit(table: Path, version: int, actions: list[dict[str, object]]) -> None:
@@ -872,3 +885,71 @@ def test_a_failed_delete_batch_leaves_no_gap_and_says_what_is_gone(
     assert (log / classic_checkpoint_name(2)).exists() is False, (
         f"{log}: checkpoint 2 kept after commit 3 went"
     )
+
+
+@pytest.mark.requirement("CKPT-CLEAN-027", "CKPT-CLEAN-028")
+def test_old_sidecar_temporary_is_collected_and_other_hidden_files_kept(
+    delta_spark: SparkSession,
+    cleanup_tables: CleanupTables,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A killed task's sidecar temporary in ``_sidecars/`` modified before the sidecar cutoff goes with its
+    Hadoop ``.crc`` and is reported as a ``temporary`` under CKPT-CLEAN-027 naming the cutoff; one
+    modified at the cutoff stays, reported with the cutoff. Old hidden files of any other shape stay — in
+    ``_sidecars/`` (a temporary without a UUID, the ``.crc`` of every remaining sidecar) and in
+    ``_delta_log`` itself (a log store's ``.<commit>.<uuid>.tmp``).
+
+    Spec: CKPT-CLEAN-027
+    "A cleaner MAY delete a file directly in `_delta_log/_sidecars/` whose name is a sidecar temporary
+    name and that no remaining checkpoint references, together with its Hadoop checksum file, when its
+    modification time is before the sidecar cutoff."
+
+    Spec: CKPT-CLEAN-028
+    "… a file in `_delta_log/_sidecars/` whose name begins with `.` is not a sidecar file."
+    """
+    base = cleanup_tables.copy(tmp_path / "table")
+    log_dir, cutoff = base.log_dir, _cutoff(3)  # the table's retention; the sidecar cutoff is the same
+    sidecar = sorted(base.sidecars[6])[0]
+    old, young = sidecar_temp_name(sidecar, uuid.UUID(int=1)), sidecar_temp_name(sidecar, uuid.UUID(int=2))
+    planted = {
+        f"{SIDECAR_DIR}/{old}": cutoff - 1,
+        f"{SIDECAR_DIR}/.{old}.crc": cutoff - 1,
+        f"{SIDECAR_DIR}/{young}": cutoff,
+        f"{SIDECAR_DIR}/.{sidecar}.tmp": 0,
+        f".{commit_name(0)}.{uuid.UUID(int=3)}.tmp": 0,
+    }
+    for relative, mtime_ms in planted.items():
+        (log_dir / relative).write_bytes(b"partial")
+        os.utime(log_dir / relative, ns=(mtime_ms * 1_000_000, mtime_ms * 1_000_000))
+    before = log_files(base.path)
+
+    assert main(["cleanup", str(base.path), "--now", str(NOW), "--json", "--quiet"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    after = log_files(base.path)
+    gone = before - after
+    temporary = {f"{SIDECAR_DIR}/{old}", f"{SIDECAR_DIR}/.{old}.crc"}
+    assert temporary <= gone, f"{log_dir}: deleted {sorted(gone)}"
+    hidden_gone = gone - _visible(gone) - temporary
+    assert hidden_gone <= {_checksum(n) for n in _visible(gone)}, (
+        f"{log_dir}: hidden files deleted that are not the checksum of a deleted file: {sorted(hidden_gone)}"
+    )
+    kept = [
+        f"{SIDECAR_DIR}/{young}",
+        f"{SIDECAR_DIR}/.{sidecar}.tmp",
+        f".{commit_name(0)}.{uuid.UUID(int=3)}.tmp",
+    ]
+    kept += [_checksum(n) for n in _visible(after) if _checksum(n) in before]
+    assert not [n for n in kept if n not in after], (
+        f"{log_dir}: deleted {[n for n in kept if n not in after]}"
+    )
+    reported = {d["name"]: d for d in result["sidecars"]["deleted"] + result["sidecars"]["kept"]}
+    deleted, young_kept = reported[f"{SIDECAR_DIR}/{old}"], reported[f"{SIDECAR_DIR}/{young}"]
+    assert (deleted["kind"], deleted["rule"], deleted["companions"]) == (
+        "temporary",
+        "CKPT-CLEAN-027",
+        [f"{SIDECAR_DIR}/.{old}.crc"],
+    ), deleted
+    assert young_kept in result["sidecars"]["kept"], result["sidecars"]
+    assert f", before the sidecar cutoff {format_ms(cutoff)}" in deleted["reason"], deleted
+    assert f"not before the sidecar cutoff {format_ms(cutoff)}" in young_kept["reason"], young_kept
