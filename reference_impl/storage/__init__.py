@@ -10,6 +10,7 @@ Modules, in the order a newcomer reads them:
 | :mod:`~reference_impl.storage.local` | :class:`~reference_impl.storage.local.LocalStorage`: local paths and ``file:`` URIs |
 | :mod:`~reference_impl.storage.object_store` | :class:`~reference_impl.storage.object_store.ObjectStoreStorage`: ``s3://`` through obstore (conditional PUTs, batched deletes) |
 | :mod:`~reference_impl.storage.hadoop` | :class:`~reference_impl.storage.hadoop.HadoopStorage`: ``hdfs://``, ``s3a://``, … through Hadoop's FileSystem API in the Spark session's JVM (temp file + rename; guarantees per scheme) |
+| :mod:`~reference_impl.storage.sinks` | :class:`~reference_impl.storage.sinks.TaskSink`: Spark tasks create complete files at their final names, create-if-absent (local, ``s3://``, ``hdfs://`` through hdfs-native) |
 | :mod:`~reference_impl.storage.ranges` | a seekable stream over a remote file read by byte ranges (Parquet footers) |
 | :mod:`~reference_impl.storage.listed_scan` | a Spark scan over files already listed (their statuses handed to Spark: no probe or listing per file) |
 | :mod:`~reference_impl.storage.connectors` | whether Spark has a Hadoop file system for a location (one clear error if not) |

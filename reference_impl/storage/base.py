@@ -16,9 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import BinaryIO, Protocol
+from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 from reference_impl.storage.location import Location
+
+if TYPE_CHECKING:
+    from reference_impl.storage.sinks import TaskSink
 
 
 @dataclass(frozen=True)
@@ -136,6 +139,11 @@ class Storage(Protocol):
         UUID-named file), so a store without an atomic copy-if-absent may copy the file
         server-side after checking that ``target`` is free, instead of re-uploading it.
         """
+        ...
+
+    def task_sink(self, directory: Location) -> TaskSink:
+        """Where Spark tasks create files in ``directory`` at their final names, create-if-absent
+        (:mod:`~reference_impl.storage.sinks`); a ``StorageError`` on a store that has no sink."""
         ...
 
     def write_replace(self, location: Location, data: bytes) -> FileInfo:

@@ -54,6 +54,8 @@ from reference_impl.storage.ranges import RangeReader, buffered
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from reference_impl.storage.sinks import TaskSink
+
 #: Driver-side settings, so that an unreachable NameNode is one error in seconds, not after minutes of
 #: retries; a storage option with the same key wins. Executors keep Spark's settings.
 DRIVER_DEFAULTS: Mapping[str, str] = {
@@ -332,6 +334,19 @@ class HadoopStorage:
             self.delete(staged)
             raise
         return self._published(target)
+
+    def task_sink(self, directory: Location) -> TaskSink:
+        """HDFS only (hdfs-native, :mod:`~reference_impl.storage.sinks`): on any other Hadoop file
+        system the writer refuses to write before this is asked (no atomic create-if-absent)."""
+        from reference_impl.storage.sinks import HdfsSink
+
+        self._path(directory)
+        if self.scheme != "hdfs" or not self.guarantees.atomic_create:
+            raise StorageError(
+                f"executors create files on hdfs:// only, not on this {self.scheme}:// file system",
+                path=directory.uri,
+            )
+        return HdfsSink(directory, tuple(sorted(self.options.items())))
 
     def write_replace(self, location: Location, data: bytes) -> FileInfo:
         temp = self._write_temp(location, data)

@@ -22,16 +22,24 @@ import uuid
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from stat import S_ISDIR
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from reference_impl.errors import StorageError
 from reference_impl.storage.base import FileInfo, StorageGuarantees, walk_tree
 from reference_impl.storage.location import Location
 
+if TYPE_CHECKING:
+    from reference_impl.storage.sinks import TaskSink
+
 
 def temp_name(final_name: str, token: uuid.UUID) -> str:
     """A hidden temp-file name next to ``final_name`` (``.<final>.<uuid>.tmp``, as delta-spark)."""
     return f".{final_name}.{token}.tmp"
+
+
+def is_temp_of(file_name: str, final_name: str) -> bool:
+    """Whether ``file_name`` is a :func:`temp_name` of ``final_name`` (any token)."""
+    return file_name.startswith(f".{final_name}.") and file_name.endswith(".tmp")
 
 
 def _escapes(path: Path) -> bool:
@@ -176,6 +184,12 @@ class LocalStorage:
             staged.unlink(missing_ok=True)
         self._sync_dir(final.parent)
         return self._published(target)
+
+    def task_sink(self, directory: Location) -> TaskSink:
+        from reference_impl.storage.sinks import LocalSink
+
+        _path(directory)
+        return LocalSink(directory)
 
     def write_replace(self, location: Location, data: bytes) -> FileInfo:
         tmp = self._write_temp(location, data)

@@ -27,13 +27,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import timedelta
-from typing import Any, BinaryIO, Literal
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 from reference_impl.errors import StorageError
 from reference_impl.storage.base import FileInfo, StorageGuarantees
 from reference_impl.storage.location import Location
 from reference_impl.storage.options import S3Options
 from reference_impl.storage.ranges import RangeReader, buffered
+
+if TYPE_CHECKING:
+    from reference_impl.storage.sinks import TaskSink
 
 #: DeleteObjects takes at most this many keys.
 DELETE_BATCH = 1000
@@ -61,6 +64,28 @@ def _explain(exc: BaseException, endpoint: str) -> str:
     return first
 
 
+def s3_store(bucket: str, options: S3Options) -> Any:
+    """An obstore ``S3Store`` of ``bucket``: short connect timeout, a few quick retries (the driver's and
+    the executors' one client set-up, :mod:`reference_impl.storage.sinks`)."""
+    from obstore.store import S3Store
+
+    config, client = options.obstore_config()
+    return S3Store(
+        bucket,
+        config=config,  # type: ignore[arg-type]
+        client_options={"connect_timeout": "5s", "timeout": "60s", **client},  # type: ignore[arg-type]
+        retry_config={
+            "max_retries": 3,
+            "retry_timeout": timedelta(seconds=20),
+            "backoff": {
+                "init_backoff": timedelta(milliseconds=100),
+                "max_backoff": timedelta(seconds=2),
+                "base": 2,
+            },
+        },
+    )
+
+
 class ObjectStoreStorage:
     """One bucket of an S3-compatible store (see the module docs)."""
 
@@ -75,8 +100,6 @@ class ObjectStoreStorage:
     batched_deletes = True
 
     def __init__(self, location: Location, options: Mapping[str, str]) -> None:
-        from obstore.store import S3Store
-
         self.bucket = location.authority
         self.options, _ = S3Options.parse(options)
         self.endpoint = self.options.get("AWS_ENDPOINT_URL") or "AWS S3"
@@ -88,21 +111,7 @@ class ObjectStoreStorage:
                 "environment), or AWS_SKIP_SIGNATURE=true for a public bucket",
                 path=location.uri,
             )
-        config, client = self.options.obstore_config()
-        self.store = S3Store(
-            self.bucket,
-            config=config,  # type: ignore[arg-type]
-            client_options={"connect_timeout": "5s", "timeout": "60s", **client},  # type: ignore[arg-type]
-            retry_config={
-                "max_retries": 3,
-                "retry_timeout": timedelta(seconds=20),
-                "backoff": {
-                    "init_backoff": timedelta(milliseconds=100),
-                    "max_backoff": timedelta(seconds=2),
-                    "base": 2,
-                },
-            },
-        )
+        self.store = s3_store(self.bucket, self.options)
 
     def spark_conf(self) -> Mapping[str, str]:
         return self.options.s3a_conf(self.bucket)
@@ -244,6 +253,12 @@ class ObjectStoreStorage:
             return self._published(target)
         finally:
             self.delete(staged)
+
+    def task_sink(self, directory: Location) -> TaskSink:
+        from reference_impl.storage.sinks import S3Sink
+
+        self._key(directory)
+        return S3Sink(directory, tuple(sorted(self.options.values.items())))
 
     def write_replace(self, location: Location, data: bytes) -> FileInfo:
         return self._put(location, data, create=False)

@@ -11,6 +11,7 @@ error line and exit status 2, and the bucket's listing (keys, sizes, ETags) is u
 
 from __future__ import annotations
 
+import pickle
 import re
 import threading
 import uuid
@@ -222,3 +223,39 @@ def test_storage_error_is_raised_before_any_request_without_credentials(
         monkeypatch.delenv(key, raising=False)
     with pytest.raises(StorageError, match="no credentials"):
         storage_for("s3://bucket/t", {"AWS_REGION": "us-east-1"})
+
+
+@pytest.mark.requirement("CKPT-WRITE-006")
+def test_task_sink_puts_once_and_keeps_a_taken_name(s3_server: S3Server) -> None:
+    """The sink a Spark task gets (pickled, no driver state): one conditional PUT creates the object whole;
+    a create of a taken name (an earlier attempt's) keeps the first object and says so; eight tasks racing
+    for one name give one creation.
+
+    Spec: CKPT-WRITE-006
+    > A writer MUST publish each classic or UUID-named top-level file atomically, so that no reader can
+    > see it partially written
+    """
+    directory = _prefix(s3_server) / "_delta_log/_sidecars"
+    sink = pickle.loads(
+        pickle.dumps(storage_for(directory, s3_server.storage_options()).task_sink(directory))
+    )
+    name = "00000000000000000003.checkpoint.0000000001.0000000001.x.parquet"
+    assert sink.create(name, b"first attempt") is True
+    assert sink.create(name, b"second attempt") is False
+    assert s3_server.raw_keys(directory.key + "/") == [f"{directory.key}/{name}"], "one object, no temp"
+    assert (
+        storage_for(directory, s3_server.storage_options()).read_bytes(directory / name) == b"first attempt"
+    )
+    barrier = threading.Barrier(8)
+    created: list[bool] = []
+
+    def create(i: int) -> None:
+        barrier.wait()
+        created.append(sink.create("raced.parquet", f"task {i}".encode()))
+
+    threads = [threading.Thread(target=create, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(created) == [False] * 7 + [True], f"{directory}/raced.parquet: creations {created}"

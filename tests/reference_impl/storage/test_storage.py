@@ -5,6 +5,8 @@ Spec: ``spec/checkpoints.md`` §17.3 Atomicity (``CKPT-WRITE-006``), §19.4 Stor
 
 from __future__ import annotations
 
+import pickle
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,7 +14,7 @@ import pytest
 
 from reference_impl.errors import InvalidOption, StorageError
 from reference_impl.storage import FileInfo, Location, storage_for
-from reference_impl.storage.local import LocalStorage
+from reference_impl.storage.local import LocalStorage, is_temp_of, temp_name
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -162,3 +164,34 @@ def test_links_leading_out_of_the_directory_and_directories_are_no_files(tmp_pat
     )
     assert storage.real(where / "00000000000000000001.json") == Location.parse(outside)
     assert outside.read_text() == '{"decoy": true}\n', f"{outside} changed"
+
+
+@pytest.mark.requirement("CKPT-WRITE-006")
+def test_local_task_sink_creates_complete_files_and_keeps_a_taken_name(tmp_path: Path) -> None:
+    """The sink a task gets (pickled, as Spark ships it): the file appears whole at its name, a second create
+    of the name keeps the first file (an earlier attempt's) and says so, and no temp file is left.
+
+    Spec: CKPT-WRITE-006
+    > A writer MUST publish each classic or UUID-named top-level file atomically, so that no reader can
+    > see it partially written
+    """
+    directory = Location.parse(tmp_path)
+    sink = pickle.loads(pickle.dumps(LocalStorage().task_sink(directory)))
+    name = "00000000000000000003.checkpoint.0000000001.0000000001.x.parquet"
+    assert sink.create(name, b"first attempt") is True
+    assert sink.create(name, b"second attempt") is False
+    assert (tmp_path / name).read_bytes() == b"first attempt", f"{tmp_path / name}: the taken file changed"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name], "no temp file is left"
+    with pytest.raises(StorageError) as failed:
+        sink.create("missing-dir/x.parquet", b"x")
+    assert failed.value.path == str(tmp_path / "missing-dir/x.parquet"), failed.value
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name], "a failed create leaves nothing"
+
+
+def test_temp_names_are_told_apart_from_final_names() -> None:
+    """The hidden temp names the sinks write (``.<name>.<uuid>.tmp``) belong to their final name only."""
+    name = "00000000000000000003.checkpoint.0000000001.0000000002.a.parquet"
+    tmp = temp_name(name, uuid.uuid4())
+    assert is_temp_of(tmp, name) and not is_temp_of(name, name)
+    assert not is_temp_of(tmp, name.replace(".a.", ".b.")), tmp
+    assert not is_temp_of(f".{name}.crc", name)

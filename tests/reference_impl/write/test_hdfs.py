@@ -11,7 +11,9 @@ not HDFS's superuser), are one ``STORAGE_ERROR`` each, and nothing is written.
 
 from __future__ import annotations
 
+import pickle
 import re
+import threading
 import uuid
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,7 @@ from reference_impl.cli.main import main
 from reference_impl.read.snapshot import read_snapshot
 from reference_impl.storage import Location, storage_for
 from reference_impl.storage.hadoop import HadoopStorage
+from reference_impl.storage.local import is_temp_of
 from tests.reference_impl.cleanup.conftest import CleanupTables
 from tests.support.listings import log_files
 from tests.support.servers.hdfs import HdfsServer
@@ -208,3 +211,44 @@ def test_read_only_log_on_hdfs_is_one_error_and_writes_nothing(
     assert after == before == [f"{table}/_delta_log/00000000000000000000.json"], (
         f"{table}: the log held {before}, now {after}"
     )
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-WRITE-006")
+def test_hdfs_task_sink_never_shows_a_partial_file_at_its_name(
+    spark: SparkSession, hdfs_server: HdfsServer, hdfs_tables: str
+) -> None:
+    """The sink a Spark task gets on HDFS (hdfs-native, pickled): while its block is held on the DataNode the
+    file is only a hidden ``.<name>.<uuid>.tmp`` — nothing at its name, where HDFS would show a partial file;
+    released, it appears whole at its name and the temp is gone; a second create keeps it and says so.
+
+    Spec: CKPT-WRITE-006
+    > A writer MUST publish each classic or UUID-named top-level file atomically, so that no reader can
+    > see it partially written
+    """
+    directory = Location.parse(f"{hdfs_tables}/sink/_delta_log/_sidecars")
+    storage = storage_for(directory, session=lambda: spark)
+    storage.mkdirs(directory)
+    sink = pickle.loads(pickle.dumps(storage.task_sink(directory)))
+    name = "00000000000000000003.checkpoint.0000000001.0000000001.x.parquet"
+    data = bytes(range(256)) * 1024
+    outcome: list[bool | BaseException] = []
+
+    def create() -> None:
+        try:
+            outcome.append(sink.create(name, data))
+        except BaseException as exc:
+            outcome.append(exc)
+
+    task = threading.Thread(target=create)
+    with hdfs_server.holding_writes(f"^{re.escape(directory.path)}/[.].*[.]tmp$") as holds:
+        task.start()
+        assert holds.held.wait(120), f"{directory}: the sink's write was never held"
+        during = [f.name for f in storage.list_dir(directory)]
+    task.join(120)
+    assert len(during) == 1 and is_temp_of(during[0], name), f"{directory} while held: {during}"
+    assert outcome == [True], f"{directory}/{name}: {outcome}"
+    assert [f.name for f in storage.list_dir(directory)] == [name], "the temp file is gone"
+    assert storage.read_bytes(directory / name) == data
+    assert sink.create(name, b"another attempt") is False
+    assert storage.read_bytes(directory / name) == data, f"{directory}/{name}: the taken file changed"
