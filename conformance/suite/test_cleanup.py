@@ -272,6 +272,48 @@ def test_sidecars_are_collected_after_v2_checkpoint_is_dropped(cleaned: CleanedT
     assert not left, f"{cleaned.label}: unreferenced sidecars left after the drop: {left}"
 
 
+@pytest.mark.requirement("CKPT-CLEAN-028")
+def test_hidden_files_in_sidecars_are_kept(cleaned: CleanedTable) -> None:
+    """Of the hidden files in ``_sidecars/`` (``v2-sidecars``: the Hadoop ``.crc`` of each sidecar, and the
+    planted temporaries), only the case's old sidecar temporary and the ``.crc`` of a deleted file may go:
+    the temporary modified after every cleaner's one-day floor, the one without a UUID and the ``.crc`` of
+    every remaining sidecar stay (n.a. when the case has no hidden file there).
+
+    Spec: CKPT-CLEAN-028
+    "… except the files of an abandoned writer staging directory as CKPT-CLEAN-025 allows and the writer
+    temporaries in `_delta_log/_sidecars/` that CKPT-CLEAN-027 allows; a file in `_delta_log/_sidecars/`
+    whose name begins with `.` is not a sidecar file."
+    """
+    prefix = f"{SIDECAR_DIR}/."
+    hidden = {n for n in cleaned.before if n.startswith(prefix)}
+    if not hidden:
+        pytest.skip(f"n.a.: {cleaned.case.name} has no hidden file in {SIDECAR_DIR}/")
+    companions = {
+        f"{SIDECAR_DIR}/.{n.split('/', 1)[1]}.crc" for n in cleaned.deleted if n.startswith(SIDECAR_DIR)
+    }
+    wrong = sorted((hidden & cleaned.deleted) - cleaned.case.old_temporaries - companions)
+    assert not wrong, (
+        f"{cleaned.label}: deleted hidden files that are neither an old sidecar temporary nor the .crc of a deleted file: {wrong}"
+    )
+
+
+@pytest.mark.requirement("CKPT-CLEAN-027")
+def test_old_sidecar_temporaries_are_collected(cleaned: CleanedTable) -> None:
+    """``v2-sidecars``: the sidecar temporary stamped as version 2, before every cleaner's sidecar cutoff, is
+    deleted (n.a. for the cases without one, and where nothing may be deleted).
+
+    Spec: CKPT-CLEAN-027
+    "A cleaner MAY delete a file directly in `_delta_log/_sidecars/` whose name is a sidecar temporary
+    name and that no remaining checkpoint references, together with its Hadoop checksum file, when its
+    modification time is before the sidecar cutoff."
+    """
+    old = cleaned.case.old_temporaries
+    if not old:
+        pytest.skip(f"n.a.: {cleaned.case.name} has no old sidecar temporary")
+    left = sorted(old - cleaned.deleted)
+    assert not left, f"{cleaned.label}: old sidecar temporaries kept: {left}"
+
+
 @pytest.mark.requirement("CKPT-CLEAN-001", "CKPT-CLEAN-013", "CKPT-READ-001")
 def test_reader_reads_every_remaining_version(cleaned: CleanedTable, reader: Implementation) -> None:
     """Every reader reads the oldest remaining version and the latest of the cleaned table as the states the

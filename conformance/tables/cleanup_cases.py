@@ -6,7 +6,7 @@ reference writer (through its adapter, :mod:`conformance.adapters.reference`), a
 | case | checkpoints | what a cleaner should delete (CKPT-CLEAN-009, -017) |
 |---|---|---|
 | ``classic`` | V1 classic at 2, 4, 7 | commits 0-3 and checkpoint 2 |
-| ``v2-sidecars`` | UUID-named V2 (JSON top-level file, sidecars) at 2, 4, 7 | the same and checkpoint 2's sidecars; and it should write a classic-named compatibility checkpoint at 4 (CKPT-COMPAT-004) |
+| ``v2-sidecars`` | UUID-named V2 (JSON top-level file, sidecars) at 2, 4, 7; hidden files planted in ``_sidecars/`` (below) | the same and checkpoint 2's sidecars; and it should write a classic-named compatibility checkpoint at 4 (CKPT-COMPAT-004) |
 | ``checkpoint-after-cutoff`` | V1 classic at 6 only, the version right after the cutoff commit | nothing: no checkpoint at or before the cutoff commit (CKPT-CLEAN-004); delta-spark deletes commits 0-5 (spec D12) |
 | ``unknown-writer-feature`` | V1 classic at 2, 4, 7; commit 8 adds the writer feature ``madeUpWriterFeature`` instead of the remove | nothing, and fail with ``UNSUPPORTED_WRITER_FEATURE`` (CKPT-CLEAN-011) |
 | ``v2-dropped`` | UUID-named V2 (JSON top-level file, sidecar) at 2, V1 classic at 4 and 5; ``v2Checkpoint`` dropped at 5 | commits 0-4, checkpoints 2 and 4 and every sidecar, all history before *P* = 5 in one run (CKPT-CLEAN-021, -023) |
@@ -19,6 +19,13 @@ feature only when the policy is classic and the snapshot before the drop was loa
 (:meth:`~conformance.tables.builder.TableBuilder.drop_feature`) and gets a classic V1 checkpoint (the
 protected one, ``commands/alterDeltaTableCommands.scala`` L568-569). The sidecar of 2 is an orphan once that
 checkpoint goes.
+
+``v2-sidecars`` also holds the hidden files writers leave in ``_sidecars/`` (spec CKPT-CLEAN-027,
+CKPT-CLEAN-028, D26): Hadoop's ``.crc`` of every sidecar, as a Spark task on the local file system
+writes it (valid, stamped as its sidecar); a sidecar temporary ``.<sidecar>.<uuid>.tmp`` of one of
+checkpoint 2's sidecars stamped as version 2 (a cleaner may delete it); one modified at the build's
+``now``, after every cleaner's one-day floor, and an old ``.<sidecar>.tmp`` without a UUID (both must
+stay, and so must the ``.crc`` of every sidecar that stays).
 
 **Clock.** The files of version ``v`` (commit, checksum, checkpoint files, sidecars, and Hadoop's
 hidden ``.crc`` companions) get the modification time ``M − (3·(8 − v) + 0.5)`` days, ``M`` being
@@ -39,6 +46,7 @@ from pathlib import Path
 from conformance.decode.checkpoint import checkpoint_names, decode_checkpoint
 from conformance.decode.names import DELTA_LOG, LAST_CHECKPOINT, SIDECAR_DIR, checksum_owner, parse_name
 from conformance.tables.builder import rows
+from conformance.tables.mutations import write_hadoop_checksum
 from conformance.tables.shapes import Variant, new_table
 from spec.table_state import TableState
 
@@ -64,6 +72,7 @@ class _Recipe:
     checkpoints: Mapping[int, str]
     writer_feature: str | None = None
     drop_v2_at: int | None = None
+    plant_temporaries: bool = False
 
 
 def _every(profile: str, *versions: int) -> dict[int, str]:
@@ -73,7 +82,7 @@ def _every(profile: str, *versions: int) -> dict[int, str]:
 
 _RECIPES: dict[str, _Recipe] = {
     "classic": _Recipe("classic", _every("v1", 2, 4, 7)),
-    "v2-sidecars": _Recipe("v2", _every("v2-json", 2, 4, 7)),
+    "v2-sidecars": _Recipe("v2", _every("v2-json", 2, 4, 7), plant_temporaries=True),
     "checkpoint-after-cutoff": _Recipe("classic", _every("v1", 6)),
     "unknown-writer-feature": _Recipe(
         "classic", _every("v1", 2, 4, 7), writer_feature=UNKNOWN_WRITER_FEATURE
@@ -97,6 +106,7 @@ class CleanupCase:
     sidecars: dict[int, frozenset[str]]  # version -> "_sidecars/<name>" its checkpoint references
     expected_error: str | None = None  # the code a cleaner must fail with, deleting nothing
     protected_before: int | None = None  # P of checkpointProtection (None: the protocol does not list it)
+    old_temporaries: frozenset[str] = frozenset()  # "_sidecars/.<sidecar>.<uuid>.tmp" a cleaner may delete
 
     @property
     def log_dir(self) -> Path:
@@ -160,4 +170,30 @@ def build_cleanup_case(name: str, path: Path) -> CleanupCase:
             os.utime(file, ns=(ns, ns))
     states = {v: builder.expected_state(v, now_ms=now) for v in range(LATEST + 1)}
     error = None if recipe.writer_feature is None else "UNSUPPORTED_WRITER_FEATURE"
-    return CleanupCase(name, path, now, states, checkpoints, sidecars, error, recipe.drop_v2_at)
+    old = _plant_hidden_files(log_dir, sidecars, now) if recipe.plant_temporaries else frozenset()
+    return CleanupCase(name, path, now, states, checkpoints, sidecars, error, recipe.drop_v2_at, old)
+
+
+#: The canonical UUIDs of the planted temporaries (fixed, so that every build has the same names).
+_OLD_TOKEN, _YOUNG_TOKEN = "0c1e4f2a-8d3b-4e6f-9a7c-5b2d1e0f3a41", "6f3a9c2e-1b4d-4a8e-b7c5-2d9e0f1a3b62"
+
+
+def _plant_hidden_files(log_dir: Path, sidecars: Mapping[int, frozenset[str]], now_ms: int) -> frozenset[str]:
+    """Plant the hidden files of ``v2-sidecars`` (module docs) among the ``sidecars`` of its checkpoints
+    (``_sidecars/<name>``); returns the temporary a cleaner may delete."""
+    for version, names in sidecars.items():
+        for relative in names:
+            write_hadoop_checksum(log_dir / relative, (log_dir / relative).read_bytes())
+            crc = log_dir / SIDECAR_DIR / f".{relative.split('/', 1)[1]}.crc"
+            os.utime(crc, ns=(stamp_ms(version, now_ms) * 1_000_000,) * 2)
+    directory, name = min(sidecars[2]).split("/", 1)
+    old = f"{directory}/.{name}.{_OLD_TOKEN}.tmp"
+    planted = {
+        old: stamp_ms(2, now_ms),
+        f"{directory}/.{name}.{_YOUNG_TOKEN}.tmp": now_ms,
+        f"{directory}/.{name}.tmp": stamp_ms(2, now_ms),
+    }
+    for relative, mtime_ms in planted.items():
+        (log_dir / relative).write_bytes(b"PAR1, cut short by a killed task")
+        os.utime(log_dir / relative, ns=(mtime_ms * 1_000_000, mtime_ms * 1_000_000))
+    return frozenset({old})
