@@ -25,7 +25,9 @@ CKPT-CLEAN-028, D26): Hadoop's ``.crc`` of every sidecar, as a Spark task on the
 writes it (valid, stamped as its sidecar); a sidecar temporary ``.<sidecar>.<uuid>.tmp`` of one of
 checkpoint 2's sidecars stamped as version 2 (a cleaner may delete it); one modified at the build's
 ``now``, after every cleaner's one-day floor, and an old ``.<sidecar>.tmp`` without a UUID (both must
-stay, and so must the ``.crc`` of every sidecar that stays).
+stay, and so must the ``.crc`` of every sidecar that stays). In ``_delta_log`` itself it holds what a
+log store's killed rename leaves, ``.<commit 0>.<uuid>.tmp`` stamped as version 0, which every cleaner
+must keep (spec CKPT-CLEAN-028 note).
 
 **Clock.** The files of version ``v`` (commit, checksum, checkpoint files, sidecars, and Hadoop's
 hidden ``.crc`` companions) get the modification time ``M − (3·(8 − v) + 0.5)`` days, ``M`` being
@@ -192,6 +194,7 @@ def _plant_hidden_files(log_dir: Path, sidecars: Mapping[int, frozenset[str]], n
         old: stamp_ms(2, now_ms),
         f"{directory}/.{name}.{_YOUNG_TOKEN}.tmp": now_ms,
         f"{directory}/.{name}.tmp": stamp_ms(2, now_ms),
+        f".{0:020d}.json.{_OLD_TOKEN}.tmp": stamp_ms(0, now_ms),
     }
     for relative, mtime_ms in planted.items():
         (log_dir / relative).write_bytes(b"PAR1, cut short by a killed task")
