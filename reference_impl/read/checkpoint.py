@@ -14,7 +14,9 @@ exists, its footer reads, and for sidecars its length equals the recorded ``size
 file against a Hadoop ``.<name>.crc`` beside it (:mod:`reference_impl.read.hadoop_checksum`); that
 catches truncated, missing and checksum-failing files early so the caller can fall back to an older
 checkpoint (``CKPT-READ-012``). A failure that only a later Spark job meets is reported as
-``CHECKPOINT_CORRUPT`` naming the checkpoint (:func:`checkpoint_job_error`).
+``CHECKPOINT_CORRUPT`` naming the checkpoint (:func:`checkpoint_job_error`) — unless it is the store's:
+a store that fails to serve a file (on the driver, or in a Spark job: :func:`store_error`) is the
+store's ``STORAGE_ERROR`` naming the file, never a reason to fall back (``CKPT-READ-027``).
 Non-file actions are collected to the driver; file actions stay a lazy ``DataFrame``, planned on
 first use (:attr:`CheckpointContent.file_actions`).
 """
@@ -36,6 +38,7 @@ from reference_impl.errors import (
     SidecarMissing,
     SidecarSizeMismatch,
     SidecarWithoutCheckpointMetadata,
+    StorageError,
     V2CheckpointMetadataDuplicate,
     V2CheckpointMetadataMissing,
     V2MixedFileActions,
@@ -45,7 +48,7 @@ from reference_impl.log.listing import CheckpointInstance
 from reference_impl.read.hadoop_checksum import verify_hadoop_checksum
 from reference_impl.read.sidecars import ResolvedSidecar, resolve_sidecar
 from reference_impl.spark.columns import check_conformable, select_conformed
-from reference_impl.spark.jobs import ObservedMetrics, first_line, spark_errors
+from reference_impl.spark.jobs import ObservedMetrics, first_line, spark_errors, store_failure
 from reference_impl.spark.schemas import ACTION_STRUCTS, ADD, REMOVE, single_action_schema
 from reference_impl.storage import FileInfo, Location, Storage
 from reference_impl.storage.listed_scan import listed_scan
@@ -75,6 +78,10 @@ class CheckpointContent:
         lists every sidecar again never reads them, and Spark analyses a scan as it is made (issue #12)."""
         return self.scan()
 
+    def paths(self, log_dir: Location) -> list[Location]:
+        """Every file of the checkpoint: its sidecars, then its top-level file or parts."""
+        return [s.path for s in self.sidecars] + [log_dir / f.name for f in self.instance.files]
+
     def describe(self) -> dict[str, Any]:
         return {
             "version": self.instance.version,
@@ -92,7 +99,8 @@ def check_parquet_footer(
 
     Raises, naming the file, :class:`SidecarMissing`, :class:`CheckpointCorrupt` (the footer does
     not read, or a Hadoop ``.crc`` beside it does not match it: CKPT-READ-026) or
-    :class:`SidecarSizeMismatch` (only when ``expected_size`` is given and the footer reads).
+    :class:`SidecarSizeMismatch` (only when ``expected_size`` is given and the footer reads); the
+    store failing to serve the file is its :class:`StorageError`, as the store raised it (CKPT-READ-027).
     """
     import pyarrow.parquet as pq
 
@@ -103,6 +111,8 @@ def check_parquet_footer(
     try:
         with storage.open_read(path) as handle:
             schema = pq.read_schema(handle)
+    except StorageError:
+        raise  # pyarrow re-raises the exception of the stream it reads: the store's, not the file's
     except Exception as exc:  # pyarrow raises ArrowInvalid / OSError for truncated or foreign files
         raise CheckpointCorrupt(f"not a readable Parquet file: {exc}", path=str(path)) from exc
     # After the footer: a truncated or empty file is CHECKPOINT_CORRUPT (it cannot be parsed), as
@@ -236,19 +246,16 @@ def _read_top_level(
     )
 
 
-def _collect_non_file(top: DataFrame, path: str) -> tuple[list[dict[str, Any]], int]:
+def _collect_non_file(top: DataFrame) -> tuple[list[dict[str, Any]], int]:
     """Collect the non-file rows of a top-level file and count its file-action rows — one Spark job:
     the count is an observed metric of the rows the collect reads (``Dataset.observe``), not a second
     pass over the file. When Spark reports no metrics, the count is a job of its own
-    (:class:`~reference_impl.spark.jobs.ObservedMetrics`): only a failure to read the file is
-    ``CHECKPOINT_CORRUPT``."""
+    (:class:`~reference_impl.spark.jobs.ObservedMetrics`): only a failure to read the file fails it
+    (the caller tells the file's failure from the store's: :func:`job_error`)."""
     is_file = F.col("add").isNotNull() | F.col("remove").isNotNull()
     counted = ObservedMetrics(top, F.count(F.when(is_file, 1)).alias("n"))
-    try:
-        rows = counted.df.where(~is_file).select(*NON_FILE_COLUMNS).collect()
-        n_file = int(counted.get()["n"])
-    except spark_errors() as exc:
-        raise CheckpointCorrupt(f"cannot read the checkpoint: {first_line(exc)}", path=path) from exc
+    rows = counted.df.where(~is_file).select(*NON_FILE_COLUMNS).collect()
+    n_file = int(counted.get()["n"])
     actions = [a for a in (_row_to_action(r) for r in rows) if a is not None]
     return actions, n_file
 
@@ -257,9 +264,13 @@ def load_checkpoint(
     spark: SparkSession, storage: Storage, log_dir: Location, instance: CheckpointInstance
 ) -> CheckpointContent:
     """Load ``instance`` (see the module docs). Structural errors raise; nothing is cached."""
-    top = _read_top_level(spark, storage, log_dir, instance)
+    top_files = [log_dir / f.name for f in instance.files]
     top_path = str(log_dir / instance.name)
-    actions, n_inline = _collect_non_file(top, top_path)
+    try:
+        top = _read_top_level(spark, storage, log_dir, instance)
+        actions, n_inline = _collect_non_file(top)
+    except spark_errors() as exc:
+        raise job_error(exc, top_files, log_dir / instance.name, "cannot read the checkpoint") from exc
     cp_meta = [a["checkpointMetadata"] for a in actions if "checkpointMetadata" in a]
     sidecar_actions = [a["sidecar"] for a in actions if "sidecar" in a]
     non_file = [a for a in actions if "checkpointMetadata" not in a and "sidecar" not in a]
@@ -298,7 +309,11 @@ def load_checkpoint(
     scan: Callable[[], DataFrame]
     if sidecars:
         recorded = [(s.path, int(s.action.get("sizeInBytes", -1))) for s in sidecars]
-        groups = _checked_groups(spark, storage, recorded, file_targets, "sidecar")
+        try:  # a group without a Spark schema in its footers is read as Spark infers it: a job
+            groups = _checked_groups(spark, storage, recorded, file_targets, "sidecar")
+        except spark_errors() as exc:
+            paths = [s.path for s in sidecars]
+            raise job_error(exc, paths, paths[0], "cannot read the sidecars") from exc
         scan = functools.partial(_scan_groups, groups, file_targets, "sidecar")
     else:
         scan = functools.partial(_inline_file_actions, top)
@@ -324,20 +339,51 @@ def fallback_errors() -> tuple[type[CheckpointError], ...]:
 
 def checkpoint_job_error(
     content: CheckpointContent, log_dir: Location, exc: BaseException
-) -> CheckpointCorrupt:
+) -> CheckpointError:
     """A Spark job over the checkpoint's file actions failed after the checks: one error naming the file.
 
     The file is the checkpoint file (top-level file, part or sidecar) whose name the failure
     mentions, else the top-level file (CKPT-READ-013). An I/O error in the job is no exception: a
     Hadoop ``.crc`` gone stale since the checks (``ChecksumException``) MUST surface as
     ``CHECKPOINT_CORRUPT`` naming the file (CKPT-READ-026), and a file deleted since then
-    (``FileNotFoundException``) is a missing checkpoint file, not the store's failure.
+    (``FileNotFoundException``) is a missing checkpoint file; only the store failing to serve the
+    file is the store's ``STORAGE_ERROR`` (:func:`job_error`, CKPT-READ-027).
     """
-    text = str(exc)
-    names = [s.path.name for s in content.sidecars] + [f.name for f in content.instance.files]
-    named = next((n for n in names if n in text), None)
-    where = next((s.path for s in content.sidecars if s.path.name == named), None)
-    path = where or log_dir / (named or content.instance.name)
-    return CheckpointCorrupt(
-        f"cannot read the checkpoint's file actions: {first_line(exc)}", path=str(path), rule="CKPT-READ-013"
+    where = log_dir / content.instance.name
+    return job_error(
+        exc, content.paths(log_dir), where, "cannot read the checkpoint's file actions", "CKPT-READ-013"
     )
+
+
+#: A store that fails to serve a file the reader reads: its ``STORAGE_ERROR``, no fall-back (spec §16.4).
+STORE_FAILURE_RULE = "CKPT-READ-027"
+
+
+def named_file(exc: BaseException, files: Sequence[Location], default: Location) -> Location:
+    """The file of ``files`` whose name the failure ``exc`` mentions, else ``default``."""
+    text = str(exc)
+    return next((f for f in files if f.name in text), default)
+
+
+def store_error(exc: BaseException, path: Location) -> StorageError | None:
+    """The store's failure the Spark error ``exc`` met reading ``path``
+    (:func:`~reference_impl.spark.jobs.store_failure`): ``STORAGE_ERROR`` naming the file and
+    CKPT-READ-027. None when the job failed on the file itself (missing, a stale checksum, bytes that
+    do not decode) or on no I/O at all."""
+    cause = store_failure(exc)
+    if cause is None:
+        return None
+    return StorageError(
+        f"the store failed while Spark read the file ({cause})", path=str(path), rule=STORE_FAILURE_RULE
+    )
+
+
+def job_error(
+    exc: BaseException, files: Sequence[Location], default: Location, what: str, rule: str | None = None
+) -> CheckpointError:
+    """A Spark job reading checkpoint ``files`` failed: the store's :class:`StorageError`
+    (:func:`store_error`), else :class:`CheckpointCorrupt` — both naming the file of ``files`` the
+    failure mentions, else ``default``."""
+    path = named_file(exc, files, default)
+    corrupt = CheckpointCorrupt(f"{what}: {first_line(exc)}", path=str(path), rule=rule)
+    return store_error(exc, path) or corrupt

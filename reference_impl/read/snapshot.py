@@ -73,6 +73,8 @@ from reference_impl.read.checkpoint import (
     checkpoint_job_error,
     fallback_errors,
     load_checkpoint,
+    named_file,
+    store_error,
 )
 from reference_impl.read.commits import corrupt_line, failing_commit, non_file_rows, read_commits
 from reference_impl.spark.columns import canonical_path, dv_unique_id, placement_key
@@ -173,8 +175,9 @@ class Snapshot:
 
     @contextmanager
     def replay_errors(self) -> Iterator[None]:
-        """Run Spark jobs over the state: a malformed commit line fails them as ``LOG_CORRUPT``, any
-        other failure while a checkpoint is in use as ``CHECKPOINT_CORRUPT`` naming its file.
+        """Run Spark jobs over the state: the store failing to serve a file fails them as the store's
+        ``STORAGE_ERROR`` naming the file (CKPT-READ-027), a malformed commit line as ``LOG_CORRUPT``,
+        any other failure while a checkpoint is in use as ``CHECKPOINT_CORRUPT`` naming its file.
 
         The file actions of the commits are parsed lazily, by the first job that needs them (see
         :mod:`reference_impl.read.commits`); such a job names the file and the line.
@@ -183,6 +186,11 @@ class Snapshot:
             yield
         except spark_errors() as exc:
             log_dir, commits = self.listing.log_dir, self.segment.commits
+            read = self.checkpoint.paths(log_dir) if self.checkpoint is not None else []
+            read += [log_dir / info.name for _, info in commits]
+            store = store_error(exc, named_file(exc, read, log_dir))
+            if store is not None:
+                raise store from exc
             found = corrupt_line(self.storage, log_dir, commits)
             if found is not None:
                 raise LogCorrupt(f"cannot parse the commit: {found[1]}", path=found[0]) from exc

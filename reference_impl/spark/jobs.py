@@ -34,22 +34,63 @@ def spark_errors() -> tuple[type[BaseException], ...]:
 def io_cause(exc: BaseException) -> str | None:
     """``Class: message`` of the first ``java.io.IOException`` in the Java cause chain of the Spark error
     ``exc`` (a store's failure met inside a Spark job), or None when the chain holds none."""
-    from py4j.java_gateway import is_instance_of
-    from pyspark import SparkContext
+    return _first_io(list(_java_causes(exc)))
 
-    java = getattr(exc, "java_exception", None)
-    gateway = SparkContext._gateway
-    for _ in range(_MAX_CAUSES):
-        if java is None or gateway is None:
-            return None
-        if is_instance_of(gateway, java, "java.io.IOException"):
+
+def store_failure(exc: BaseException) -> str | None:
+    """:func:`io_cause` of the Spark error ``exc`` when nothing in its cause chain says that the file the
+    job read is at fault; else None. At fault: the file is gone (``FileNotFoundException``), fails its
+    Hadoop checksum file (``ChecksumException``), or holds bytes that do not decode (:data:`FILE_FAULTS`:
+    Parquet's and Jackson's decode errors, which are ``IOException``\\ s too, and an early end of file)."""
+    causes = list(_java_causes(exc))
+    if any(classes & FILE_FAULTS for _, classes in causes):
+        return None
+    return _first_io(causes)
+
+
+def _first_io(causes: list[tuple[Any, frozenset[str]]]) -> str | None:
+    """``Class: message`` of the first ``java.io.IOException`` of ``causes`` (:func:`_java_causes`), or None."""
+    for java, classes in causes:
+        if "java.io.IOException" in classes:
             return f"{java.getClass().getSimpleName()}: {java.getMessage()}".splitlines()[0][:300]
-        cause = java.getCause()
-        java = None if cause is None or cause.equals(java) else cause
     return None
 
 
-#: How deep :func:`io_cause` follows a Java cause chain (Spark's are a handful deep).
+#: Java exceptions that blame the file a job read, not the store that served it (:func:`store_failure`).
+FILE_FAULTS = frozenset(
+    {
+        "java.io.FileNotFoundException",
+        "java.io.EOFException",
+        "org.apache.hadoop.fs.ChecksumException",
+        "org.apache.parquet.ParquetRuntimeException",
+        "shaded.parquet.org.apache.thrift.TException",
+        "com.fasterxml.jackson.core.JsonProcessingException",
+        "org.apache.spark.sql.catalyst.util.BadRecordException",
+    }
+)
+
+
+def _java_causes(exc: BaseException) -> Iterator[tuple[Any, frozenset[str]]]:
+    """Each Java exception of the cause chain of the Spark error ``exc`` (at most :data:`_MAX_CAUSES`), with
+    the names of its class and of every superclass."""
+    from pyspark import SparkContext
+
+    java = getattr(exc, "java_exception", None)
+    if SparkContext._gateway is None:
+        return
+    for _ in range(_MAX_CAUSES):
+        if java is None:
+            return
+        names, cls = set(), java.getClass()
+        while cls is not None:
+            names.add(str(cls.getName()))
+            cls = cls.getSuperclass()
+        yield java, frozenset(names)
+        cause = java.getCause()
+        java = None if cause is None or cause.equals(java) else cause
+
+
+#: How deep :func:`_java_causes` follows a Java cause chain (Spark's are a handful deep).
 _MAX_CAUSES = 20
 
 

@@ -150,7 +150,7 @@ def test_no_observed_metrics_is_not_a_corrupt_checkpoint(spark: SparkSession) ->
     columns = [F.struct(F.lit("p").alias("path")).alias("add"), F.lit(None).cast(REMOVE).alias("remove")]
     columns += [F.lit(None).cast(ACTION_STRUCTS[c]).alias(c) for c in NON_FILE_COLUMNS]
     top = spark.range(3).select(*columns)
-    assert _collect_non_file(top, "top-level") == ([], 3), "three file actions, no non-file action"
+    assert _collect_non_file(top) == ([], 3), "three file actions, no non-file action"
 
 
 #: A Spark-schema footer entry nested deeper than Python's recursion limit (json.loads raises RecursionError).

@@ -12,6 +12,12 @@ up on one (a request timeout) and retries is held again, so no matching upload e
 connection closes (the writer killed), the proxy closes the server's side: the server sees the
 upload's connection drop mid-body, as it would without the proxy.
 
+A test may also have the server refuse requests: those the test's ``refuse`` accepts (by method, target
+and headers, e.g. only the requests of Spark's S3A client for one file) are forwarded with the
+signature of their ``Authorization`` header broken, so the server itself answers them ``403``
+(``SignatureDoesNotMatch``), as a store answers credentials it does not accept, while the other
+requests of the same command are served (the read tests of ``tests/reference_impl/read/test_store_failures.py``).
+
 Every request line seen is recorded (:attr:`HoldingProxy.requests`, with its headers), so a test can
 say, for instance, that no multipart upload was started, and a benchmark can tell which client sent
 which request.
@@ -21,8 +27,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -30,6 +37,15 @@ from tests.support.servers.processes import LOOPBACK
 
 #: How long the proxy waits for its event loop to start or stop.
 START_TIMEOUT_S = 30.0
+#: The signature of an AWS Signature V4 ``Authorization`` header (hex digits).
+_SIGNATURE = re.compile(rb"(Signature=)([0-9a-f]+)")
+
+#: ``refuse(method, target, headers)``: whether the server is to refuse this request (module docs).
+Refuse = Callable[[str, str, Mapping[str, str]], bool]
+
+
+def _refuse_none(method: str, target: str, headers: Mapping[str, str]) -> bool:
+    return False
 
 
 @dataclass
@@ -43,6 +59,8 @@ class HoldingProxy:
     #: Set when the first upload is held; :attr:`held_requests` are the request lines of the held ones.
     held: threading.Event = field(default_factory=threading.Event)
     held_requests: list[str] = field(default_factory=list)
+    #: The request lines of the requests the server was made to refuse.
+    refused: list[str] = field(default_factory=list)
 
 
 async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -72,6 +90,13 @@ async def _body(reader: asyncio.StreamReader, headers: dict[str, str]) -> list[b
     return [await reader.readexactly(length)] if length else []
 
 
+def _broken_signature(head: bytes) -> bytes:
+    """``head`` (a request's line and headers) with every hex digit of its V4 signature changed."""
+    return _SIGNATURE.sub(
+        lambda m: m[1] + m[2].translate(bytes.maketrans(b"0123456789abcdef", b"123456789abcdef0")), head
+    )
+
+
 def _hold_after(pieces: list[bytes], after_bytes: int) -> bytes:
     """The bytes forwarded of a held body: the first half, at most ``after_bytes``."""
     data = b"".join(pieces)
@@ -84,8 +109,9 @@ async def _requests(
     server: asyncio.StreamWriter,
     matches: Callable[[str, str], bool],
     after_bytes: int,
+    refuse: Refuse,
 ) -> None:
-    """Forward the client's requests one by one; hold a matching upload."""
+    """Forward the client's requests one by one; hold a matching upload, break the signature of one to refuse."""
     try:
         while head := await client.readuntil(b"\r\n\r\n"):
             lines = head.decode("latin-1").split("\r\n")
@@ -93,6 +119,9 @@ async def _requests(
             headers = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:] if x)}
             proxy.requests.append(f"{method} {target}")
             proxy.headers.append(headers)
+            if refuse(method, target, headers):
+                proxy.refused.append(f"{method} {target}")
+                head = _broken_signature(head)
             server.write(head)
             await server.drain()
             pieces = await _body(client, headers)
@@ -115,11 +144,17 @@ async def _requests(
 
 @contextlib.contextmanager
 def holding_proxy(
-    upstream: str, matches: Callable[[str, str], bool], *, after_bytes: int = 4096
+    upstream: str,
+    matches: Callable[[str, str], bool],
+    *,
+    after_bytes: int = 4096,
+    refuse: Refuse = _refuse_none,
 ) -> Iterator[HoldingProxy]:
-    """Run a proxy to the ``http://host:port`` ``upstream`` on a loopback port; hold the uploads ``matches``.
+    """Run a proxy to the ``http://host:port`` ``upstream`` on a loopback port; hold the uploads ``matches``,
+    have the server refuse the requests ``refuse`` accepts.
 
-    ``matches(method, target)`` gets a request's method and target (path and query).
+    ``matches(method, target)`` gets a request's method and target (path and query); ``refuse`` also its
+    headers (lower-case names).
     """
     url = urlsplit(upstream)
     host, port = url.hostname or LOOPBACK, url.port or 80
@@ -133,7 +168,7 @@ def holding_proxy(
             from_server, server = await asyncio.open_connection(host, port)
             writers.append(server)
             await asyncio.gather(
-                _requests(box[0], client, server, matches, after_bytes), _pump(from_server, to_client)
+                _requests(box[0], client, server, matches, after_bytes, refuse), _pump(from_server, to_client)
             )
 
     async def serve() -> asyncio.Server:

@@ -1,0 +1,102 @@
+"""A store that fails to serve a checkpoint file to the reader's Spark jobs: ``STORAGE_ERROR`` naming the file.
+
+Spec: ``spec/checkpoints.md`` §16.4 Invalid and unreadable checkpoints (``CKPT-READ-027``), §21 Error codes.
+
+The tables are the fixtures ``valid/unreadable_v1_stalecrc_to_older`` and
+``valid/unreadable_sidecar_stalecrc_to_older`` uploaded to the session's S3 server without their hidden
+files, so without the stale Hadoop ``.crc``: an intact checkpoint at version 4 (classic V1; UUID-named V2
+with one sidecar) and an older one at version 2 that a reader would fall back to. ``delta-ckpt
+snapshot`` runs in a process of its own (a fresh JVM: the S3A file system a test session may have
+cached for the bucket would bypass the proxy) and reaches the server through a proxy
+(:mod:`tests.support.servers.hold_proxy`) that has the server refuse with its own ``403`` every
+request of Spark's S3A client for one file of checkpoint 4, while the driver's reads through obstore
+(listing, ``_last_checkpoint``, the footer checks) are served: the store fails in the Spark job,
+after the reader chose the checkpoint. Before CKPT-READ-027 the reader called the V1 file
+``CHECKPOINT_CORRUPT``, fell back to checkpoint 2 through the same store and printed a state (exit 0);
+the sidecar was ``CHECKPOINT_CORRUPT`` or an internal error.
+"""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from collections.abc import Mapping
+
+import pytest
+
+from conformance.oracles.delta_jars import cached_s3a_jars
+from conformance.plugin import unavailable
+from fixtures import FIXTURES_DIR
+from reference_impl.storage import Location, storage_for
+from tests.reference_impl.write.test_bad_input import ERROR_LINE
+from tests.support.cli_runs import run_checkpoint
+from tests.support.servers.hold_proxy import holding_proxy
+from tests.support.servers.seaweed import S3Server
+from tests.support.store_tables import upload
+
+#: case: (fixture, the file of checkpoint 4 the store refuses to Spark, relative to ``_delta_log``).
+CASES = {
+    "v1-checkpoint": ("unreadable_v1_stalecrc_to_older", "00000000000000000004.checkpoint.parquet"),
+    "sidecar": (
+        "unreadable_sidecar_stalecrc_to_older",
+        "_sidecars/00000000000000000004.checkpoint.0000000001.0000000001.bf65c29d-1d7b-47fd-8123-f9816a7a078f.parquet",
+    ),
+}
+#: What Spark's S3A client (the AWS SDK for Java) puts in its ``User-Agent``; obstore's says ``object_store``.
+S3A_AGENT = "aws-sdk-java"
+
+
+def _holds_no_upload(method: str, target: str) -> bool:
+    return False
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-READ-027")
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_store_refusing_spark_a_checkpoint_file_is_a_storage_error_without_fallback(
+    case: str, s3_server: S3Server
+) -> None:
+    """The store answers Spark's reads of one file of checkpoint 4 with ``403``: exit 2, one
+    ``STORAGE_ERROR`` line naming that file and CKPT-READ-027 with the store's own failure in it, and
+    nothing on stdout — no state from checkpoint 2 (no fall-back) and no ``CHECKPOINT_CORRUPT``.
+
+    Spec: CKPT-READ-027
+    "A reader MUST NOT treat a store's failure to serve a file it reads (a checkpoint file, a sidecar or a commit) as an invalid or unreadable checkpoint to fall back from ([CKPT-READ-012](#CKPT-READ-012)) or as a corrupt file, when the failure is an I/O error that is not about the file's content (not bytes that do not decode, not a Hadoop checksum mismatch ([CKPT-READ-026](#CKPT-READ-026)), not a missing file); it MUST fail with `STORAGE_ERROR` naming the file."
+    """
+    jars = cached_s3a_jars()
+    if jars is None:
+        unavailable("Hadoop's S3A connector", "not resolved (run `delta-ckpt env --resolve-jars`)")
+        return
+    fixture, refused = CASES[case]
+    root = Location.parse(s3_server.uri(f"store-failure-{uuid.uuid4().hex[:8]}"))
+    options = s3_server.storage_options()
+    upload(storage_for(root, options), FIXTURES_DIR / "valid" / fixture / "table", root)
+    key = f"/{root.authority}/{root.key.strip('/')}/_delta_log/{refused}"
+
+    def spark_reads_of_the_file(method: str, target: str, headers: Mapping[str, str]) -> bool:
+        return S3A_AGENT in headers.get("user-agent", "") and target.partition("?")[0] == key
+
+    with holding_proxy(
+        options["AWS_ENDPOINT_URL"], _holds_no_upload, refuse=spark_reads_of_the_file
+    ) as proxy:
+        through_proxy = options | {"AWS_ENDPOINT_URL": proxy.endpoint}
+        argv = [sys.executable, "-m", "reference_impl.cli"]
+        argv += ["--conf", f"spark.jars={','.join(str(j) for j in jars)}", "snapshot", root.uri]
+        proc = run_checkpoint(argv + [f"--storage-option={k}={v}" for k, v in through_proxy.items()])
+    where = f"{root}/_delta_log/{refused}"
+    served = [r for r in proxy.requests if r.split(" ")[1].partition("?")[0] == key]
+    assert proxy.refused and len(served) > len(proxy.refused), (
+        f"{where}: requests for it {served}, refused {proxy.refused}: the driver's reads must pass, Spark's fail"
+    )
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 2 and proc.stdout == "" and len(lines) == 1, (
+        f"{where}: exit {proc.returncode}, stdout {proc.stdout!r}, stderr {lines}"
+    )
+    match = ERROR_LINE.match(lines[0])
+    assert match is not None, f"{where}: not one 'CODE: message [file: …]' line: {lines[0]!r}"
+    assert (match["code"], match["file"], match["rule"]) == ("STORAGE_ERROR", where, "CKPT-READ-027"), (
+        f"{where}: {lines[0]!r}"
+    )
+    assert "403" in match["message"] or "AccessDenied" in match["message"], (
+        f"{where}: the store's own failure is not in {lines[0]!r}"
+    )
