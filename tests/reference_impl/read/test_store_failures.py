@@ -14,19 +14,32 @@ request of Spark's S3A client for one file of checkpoint 4, while the driver's r
 after the reader chose the checkpoint. Before CKPT-READ-027 the reader called the V1 file
 ``CHECKPOINT_CORRUPT``, fell back to checkpoint 2 through the same store and printed a state (exit 0);
 the sidecar was ``CHECKPOINT_CORRUPT`` or an internal error.
+
+The other way round, bytes that do not decode stay the file's fault although Parquet reports them as a
+``java.io.IOException`` too: the same V1 checkpoint with its first page header overwritten by noise
+(the footer reads, so only Spark's job meets it) is ``CHECKPOINT_CORRUPT`` and the reader falls back.
 """
 
 from __future__ import annotations
 
+import random
+import shutil
 import sys
 import uuid
 from collections.abc import Mapping
+from pathlib import Path
 
 import pytest
+from pyspark.sql import SparkSession
 
 from conformance.oracles.delta_jars import cached_s3a_jars
 from conformance.plugin import unavailable
 from fixtures import FIXTURES_DIR
+from reference_impl.errors import CheckpointCorrupt
+from reference_impl.log.listing import list_log
+from reference_impl.read.checkpoint import load_checkpoint
+from reference_impl.read.snapshot import read_snapshot
+from reference_impl.spark.jobs import io_cause
 from reference_impl.storage import Location, storage_for
 from tests.reference_impl.write.test_bad_input import ERROR_LINE
 from tests.support.cli_runs import run_checkpoint
@@ -100,3 +113,49 @@ def test_a_store_refusing_spark_a_checkpoint_file_is_a_storage_error_without_fal
     assert "403" in match["message"] or "AccessDenied" in match["message"], (
         f"{where}: the store's own failure is not in {lines[0]!r}"
     )
+
+
+#: Bytes of noise written over the first page header of the checkpoint (just after the magic ``PAR1``).
+NOISE_BYTES = 200
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-READ-027", "CKPT-READ-012")
+def test_bytes_spark_cannot_decode_are_the_files_fault_not_the_stores(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Checkpoint 4 of ``valid/unreadable_v1_stalecrc_to_older`` (its stale ``.crc`` removed) with noise
+    over its first page header: the footer reads, so the driver's checks pass, and Spark's job fails with
+    Parquet's ``IOException`` ("can not read class …PageHeader", caused by Thrift). That is the file's
+    fault: ``CHECKPOINT_CORRUPT`` naming it, and the reader falls back to checkpoint 2.
+
+    Spec: CKPT-READ-027
+    "A reader MUST NOT treat a store's failure to serve a file it reads (a checkpoint file, a sidecar or a commit) as an invalid or unreadable checkpoint to fall back from ([CKPT-READ-012](#CKPT-READ-012)) or as a corrupt file, when the failure is an I/O error that is not about the file's content (not bytes that do not decode, not a Hadoop checksum mismatch ([CKPT-READ-026](#CKPT-READ-026)), not a missing file); it MUST fail with `STORAGE_ERROR` naming the file."
+
+    Spec: CKPT-READ-012
+    "When the checkpoint it would use is invalid or unreadable, a reader SHOULD fall back to the newest older complete checkpoint, or to the commits from version 0, from which a gap-free chain of commits reaches the requested version."
+    """
+    table = tmp_path / "table"
+    shutil.copytree(FIXTURES_DIR / "valid" / "unreadable_v1_stalecrc_to_older" / "table", table)
+    log = table / "_delta_log"
+    checkpoint = log / "00000000000000000004.checkpoint.parquet"
+    (log / f".{checkpoint.name}.crc").unlink()
+    data = bytearray(checkpoint.read_bytes())
+    noise = random.Random(1)
+    data[4 : 4 + NOISE_BYTES] = bytes(noise.randrange(256) for _ in range(NOISE_BYTES))
+    checkpoint.write_bytes(bytes(data))
+    log_dir = Location.parse(str(log))
+    storage = storage_for(log_dir)
+    (instance,) = [c for c in list_log(storage, log_dir).checkpoints if c.version == 4]
+    with pytest.raises(CheckpointCorrupt) as caught:
+        load_checkpoint(spark, storage, log_dir, instance)
+    assert caught.value.path == str(checkpoint), f"{checkpoint}: the error names {caught.value.path}"
+    cause = io_cause(caught.value.__cause__) if caught.value.__cause__ is not None else None
+    assert cause is not None and "PageHeader" in cause, (
+        f"{checkpoint}: Spark's failure has no Parquet IOException in its chain ({cause}): the case tests nothing"
+    )
+    snapshot = read_snapshot(spark, table)
+    assert snapshot.segment.fallback_from == (checkpoint.name,) and snapshot.checkpoint is not None, (
+        f"{table}: no fall-back from {checkpoint.name}: {snapshot.source()}"
+    )
+    assert snapshot.checkpoint.instance.version == 2, f"{table}: fell back to {snapshot.source()}"
