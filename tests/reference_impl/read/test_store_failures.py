@@ -1,4 +1,4 @@
-"""A store that fails to serve a checkpoint file to the reader's Spark jobs: ``STORAGE_ERROR`` naming the file.
+"""A store that fails to serve a checkpoint file to the reader (its Spark jobs, its driver): ``STORAGE_ERROR`` naming the file.
 
 Spec: ``spec/checkpoints.md`` §16.4 Invalid and unreadable checkpoints (``CKPT-READ-027``), §21 Error codes.
 
@@ -13,7 +13,9 @@ request of Spark's S3A client for one file of checkpoint 4, while the driver's r
 (listing, ``_last_checkpoint``, the footer checks) are served: the store fails in the Spark job,
 after the reader chose the checkpoint. Before CKPT-READ-027 the reader called the V1 file
 ``CHECKPOINT_CORRUPT``, fell back to checkpoint 2 through the same store and printed a state (exit 0);
-the sidecar was ``CHECKPOINT_CORRUPT`` or an internal error.
+the sidecar was ``CHECKPOINT_CORRUPT``. One case has the store refuse the driver's reads of the V1
+file's bytes instead (obstore's ``GET`` requests; its ``HEAD`` is served): the footer check turned that
+``STORAGE_ERROR`` into ``CHECKPOINT_CORRUPT`` and fell back the same way.
 
 The other way round, bytes that do not decode stay the file's fault although Parquet reports them as a
 ``java.io.IOException`` too: the same V1 checkpoint with its first page header overwritten by noise
@@ -47,16 +49,29 @@ from tests.support.servers.hold_proxy import holding_proxy
 from tests.support.servers.seaweed import S3Server
 from tests.support.store_tables import upload
 
-#: case: (fixture, the file of checkpoint 4 the store refuses to Spark, relative to ``_delta_log``).
+_SIDECAR = "_sidecars/00000000000000000004.checkpoint.0000000001.0000000001.bf65c29d-1d7b-47fd-8123-f9816a7a078f.parquet"
+#: case: (fixture, the file of checkpoint 4 the store refuses (relative to ``_delta_log``), to whom: the
+#: reader's Spark jobs (S3A) or its driver (obstore), the rule the error names).
 CASES = {
-    "v1-checkpoint": ("unreadable_v1_stalecrc_to_older", "00000000000000000004.checkpoint.parquet"),
-    "sidecar": (
-        "unreadable_sidecar_stalecrc_to_older",
-        "_sidecars/00000000000000000004.checkpoint.0000000001.0000000001.bf65c29d-1d7b-47fd-8123-f9816a7a078f.parquet",
+    "spark-v1-checkpoint": (
+        "unreadable_v1_stalecrc_to_older",
+        "00000000000000000004.checkpoint.parquet",
+        "spark",
+        "CKPT-READ-027",
+    ),
+    "spark-sidecar": ("unreadable_sidecar_stalecrc_to_older", _SIDECAR, "spark", "CKPT-READ-027"),
+    # The driver's footer check meets the store's own StorageError (as the store raised it, no rule).
+    "driver-v1-checkpoint": (
+        "unreadable_v1_stalecrc_to_older",
+        "00000000000000000004.checkpoint.parquet",
+        "driver",
+        None,
     ),
 }
 #: What Spark's S3A client (the AWS SDK for Java) puts in its ``User-Agent``; obstore's says ``object_store``.
 S3A_AGENT = "aws-sdk-java"
+#: How the store's refusal shows in the error (S3A: ``AccessDeniedException``; obstore: the status).
+REFUSAL = ("403", "AccessDenied", "access denied", "Forbidden")
 
 
 def _holds_no_upload(method: str, target: str) -> bool:
@@ -66,12 +81,13 @@ def _holds_no_upload(method: str, target: str) -> bool:
 @pytest.mark.spark
 @pytest.mark.requirement("CKPT-READ-027")
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_a_store_refusing_spark_a_checkpoint_file_is_a_storage_error_without_fallback(
+def test_a_store_refusing_a_checkpoint_file_is_a_storage_error_without_fallback(
     case: str, s3_server: S3Server
 ) -> None:
-    """The store answers Spark's reads of one file of checkpoint 4 with ``403``: exit 2, one
-    ``STORAGE_ERROR`` line naming that file and CKPT-READ-027 with the store's own failure in it, and
-    nothing on stdout — no state from checkpoint 2 (no fall-back) and no ``CHECKPOINT_CORRUPT``.
+    """The store answers the Spark jobs' (or the driver's) reads of one file of checkpoint 4 with ``403``:
+    exit 2, one ``STORAGE_ERROR`` line naming that file (and CKPT-READ-027 when a Spark job met it) with
+    the store's own failure in it, and nothing on stdout — no state from checkpoint 2 (no fall-back)
+    and no ``CHECKPOINT_CORRUPT``.
 
     Spec: CKPT-READ-027
     "A reader MUST NOT treat a store's failure to serve a file it reads (a checkpoint file, a sidecar or a commit) as an invalid or unreadable checkpoint to fall back from ([CKPT-READ-012](#CKPT-READ-012)) or as a corrupt file, when the failure is an I/O error that is not about the file's content (not bytes that do not decode, not a Hadoop checksum mismatch ([CKPT-READ-026](#CKPT-READ-026)), not a missing file); it MUST fail with `STORAGE_ERROR` naming the file."
@@ -80,25 +96,25 @@ def test_a_store_refusing_spark_a_checkpoint_file_is_a_storage_error_without_fal
     if jars is None:
         unavailable("Hadoop's S3A connector", "not resolved (run `delta-ckpt env --resolve-jars`)")
         return
-    fixture, refused = CASES[case]
+    fixture, refused, client, rule = CASES[case]
     root = Location.parse(s3_server.uri(f"store-failure-{uuid.uuid4().hex[:8]}"))
     options = s3_server.storage_options()
     upload(storage_for(root, options), FIXTURES_DIR / "valid" / fixture / "table", root)
     key = f"/{root.authority}/{root.key.strip('/')}/_delta_log/{refused}"
 
-    def spark_reads_of_the_file(method: str, target: str, headers: Mapping[str, str]) -> bool:
-        return S3A_AGENT in headers.get("user-agent", "") and target.partition("?")[0] == key
+    def reads_of_the_file(method: str, target: str, headers: Mapping[str, str]) -> bool:
+        by_spark = S3A_AGENT in headers.get("user-agent", "")
+        bytes_read = client == "spark" or method == "GET"  # the driver's HEAD (its stat) is served
+        return by_spark == (client == "spark") and bytes_read and target.partition("?")[0] == key
 
-    with holding_proxy(
-        options["AWS_ENDPOINT_URL"], _holds_no_upload, refuse=spark_reads_of_the_file
-    ) as proxy:
+    with holding_proxy(options["AWS_ENDPOINT_URL"], _holds_no_upload, refuse=reads_of_the_file) as proxy:
         through_proxy = options | {"AWS_ENDPOINT_URL": proxy.endpoint}
         argv = [sys.executable, "-m", "reference_impl.cli"]
         argv += ["--conf", f"spark.jars={','.join(str(j) for j in jars)}", "snapshot", root.uri]
         proc = run_checkpoint(argv + [f"--storage-option={k}={v}" for k, v in through_proxy.items()])
     where = f"{root}/_delta_log/{refused}"
     served = [r for r in proxy.requests if r.split(" ")[1].partition("?")[0] == key]
-    assert proxy.refused and len(served) > len(proxy.refused), (
+    assert proxy.refused and (client == "driver" or len(served) > len(proxy.refused)), (
         f"{where}: requests for it {served}, refused {proxy.refused}: the driver's reads must pass, Spark's fail"
     )
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
@@ -107,10 +123,10 @@ def test_a_store_refusing_spark_a_checkpoint_file_is_a_storage_error_without_fal
     )
     match = ERROR_LINE.match(lines[0])
     assert match is not None, f"{where}: not one 'CODE: message [file: …]' line: {lines[0]!r}"
-    assert (match["code"], match["file"], match["rule"]) == ("STORAGE_ERROR", where, "CKPT-READ-027"), (
+    assert (match["code"], match["file"], match["rule"]) == ("STORAGE_ERROR", where, rule), (
         f"{where}: {lines[0]!r}"
     )
-    assert "403" in match["message"] or "AccessDenied" in match["message"], (
+    assert any(word in match["message"] for word in REFUSAL), (
         f"{where}: the store's own failure is not in {lines[0]!r}"
     )
 

@@ -188,7 +188,8 @@ def holding_proxy(
             for writer in writers:  # every connection ends: its tasks see the end of input
                 writer.close()
             tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-            await asyncio.wait(tasks, timeout=START_TIMEOUT_S)
+            if tasks:  # none when every connection had ended already (asyncio.wait refuses an empty set)
+                await asyncio.wait(tasks, timeout=START_TIMEOUT_S)
             for writer in writers:
                 with contextlib.suppress(ConnectionError, OSError):
                     await writer.wait_closed()
