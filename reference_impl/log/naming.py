@@ -25,6 +25,7 @@ import re
 import uuid as uuid_mod
 from dataclasses import dataclass
 
+from reference_impl.storage.local import temp_name
 from spec.vocabulary import LogFileKind, TopLevelFormat
 
 LAST_CHECKPOINT = "_last_checkpoint"
@@ -178,10 +179,12 @@ def sidecar_temp_name(name: str, token: uuid_mod.UUID) -> str:
     """The hidden name a task writes sidecar ``name`` under before it links or renames it to ``name``:
     ``.<name>.<uuid>.tmp``, delta-spark's temporary (``Checkpoints.scala`` L1098-1106).
 
-    A cleaner collects an old one (``CKPT-CLEAN-027``), so ``name`` must be a name it recognises
-    there: not hidden, without ``/``, ending in ``.parquet``.
+    It is the stores' one temporary name (:func:`reference_impl.storage.local.temp_name`, which the
+    storages and the task sinks write under), checked: a cleaner collects an old one
+    (``CKPT-CLEAN-027``), so ``name`` must be a name it recognises there: not hidden, without ``/``,
+    ending in ``.parquet``.
     """
-    temp = f".{name}.{token}.tmp"
+    temp = temp_name(name, token)
     if not is_sidecar_temp_name(temp):
         raise ValueError(f"not a sidecar name a cleaner recognises in a temporary: {name!r}")
     return temp

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from reference_impl.errors import InvalidOption, StorageError
 from reference_impl.storage.base import FileInfo, StorageGuarantees, walk_tree
 from reference_impl.storage.connectors import require_file_system
+from reference_impl.storage.local import temp_name
 from reference_impl.storage.location import Location
 from reference_impl.storage.options import S3Options
 from reference_impl.storage.ranges import RangeReader, buffered
@@ -219,7 +220,7 @@ class HadoopStorage:
             raise StorageError(f"cannot publish: {_explain(exc, self.authority)}", path=target.uri) from None
 
     def _write_temp(self, final: Location, data: bytes) -> Location:
-        temp = final.parent / f".{final.name}.{uuid.uuid4()}.tmp"
+        temp = final.parent / temp_name(final.name, uuid.uuid4())
         with self._errors(final, "write"):
             stream = self.fs.create(self._path(temp), False)
             try:

@@ -33,7 +33,10 @@ if TYPE_CHECKING:
 
 
 def temp_name(final_name: str, token: uuid.UUID) -> str:
-    """A hidden temp-file name next to ``final_name`` (``.<final>.<uuid>.tmp``, as delta-spark)."""
+    """A hidden temp-file name next to ``final_name`` (``.<final>.<uuid>.tmp``, as delta-spark): the one
+    name of every store that writes a file under a temporary first (this module,
+    :mod:`~reference_impl.storage.hadoop`, :mod:`~reference_impl.storage.sinks`); in ``_sidecars`` a
+    cleaner collects an old one (:func:`reference_impl.log.naming.is_sidecar_temp_name`, ``CKPT-CLEAN-027``)."""
     return f".{final_name}.{token}.tmp"
 
 

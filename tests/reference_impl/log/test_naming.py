@@ -271,7 +271,7 @@ def test_parsed_names_are_values() -> None:
 @pytest.mark.requirement("CKPT-CLEAN-027")
 def test_sidecar_temp_names_are_built_and_recognised_exactly() -> None:
     """One grammar for the writer's sidecar temporaries and the cleaner that collects them: the builder's
-    names are recognised, and no near miss is (a Hadoop ``.crc``, an uppercase or hyphen-less UUID, a
+    names, which are the stores' own temporaries, are recognised, and no near miss is (a Hadoop ``.crc``, an uppercase or hyphen-less UUID, a
     name that is not a Parquet sidecar's, a doubly hidden name); the builder refuses such a sidecar name.
 
     Spec: CKPT-CLEAN-027
@@ -280,8 +280,10 @@ def test_sidecar_temp_names_are_built_and_recognised_exactly() -> None:
     """
     sidecar = sidecar_name(2, 1, 1, TOKEN)
     temp = sidecar_temp_name(sidecar, TOKEN)
-    assert temp == f".{sidecar}.{TOKEN}.tmp"
+    assert temp == f".{sidecar}.{TOKEN}.tmp" == temp_name(sidecar, TOKEN)
     assert is_sidecar_temp_name(temp) and is_sidecar_temp_name(sidecar_temp_name("x.parquet", TOKEN))
+    stored = temp_name(sidecar, uuid.uuid4())  # what a store or task sink writes a sidecar under first
+    assert is_sidecar_temp_name(stored), f"a cleaner would never collect {stored}"
     near_misses = [
         f"{temp}.crc",
         f".{temp}.crc",
