@@ -5,6 +5,14 @@ When a write job fails, Spark reports the failure while the job's other tasks ma
 running (they are cancelled asynchronously) and may still create files. :func:`job_group` runs a
 block's jobs in one Spark job group and, when the block fails, waits until none of the group's
 tasks is active (:func:`settle`), so that cleaning up afterwards really leaves nothing behind.
+
+When a job that reads a table's files fails, the Java cause chain says whose fault it is
+(spec §16.4, ``CKPT-READ-027``): :func:`store_failure` is the store's failure (an
+``IOException``) unless the chain blames the file itself (:data:`FILE_FAULTS`: missing, failing its
+Hadoop checksum, bytes that do not decode) — the reader's classifier
+(:func:`reference_impl.read.checkpoint.job_error`). :func:`io_cause` is any ``IOException`` of the
+chain, for a caller that has already decoded the file on the driver, so that a failure Spark meets
+reading it again is not about its bytes (the writer's publisher, for a file it keeps).
 """
 
 from __future__ import annotations
@@ -33,7 +41,8 @@ def spark_errors() -> tuple[type[BaseException], ...]:
 
 def io_cause(exc: BaseException) -> str | None:
     """``Class: message`` of the first ``java.io.IOException`` in the Java cause chain of the Spark error
-    ``exc`` (a store's failure met inside a Spark job), or None when the chain holds none."""
+    ``exc``, or None when the chain holds none. It blames the store only when the file is known to decode
+    (module docs); a reader classifies with :func:`store_failure`."""
     return _first_io(list(_java_causes(exc)))
 
 
