@@ -17,6 +17,11 @@ the sidecar was ``CHECKPOINT_CORRUPT``. One case has the store refuse the driver
 file's bytes instead (obstore's ``GET`` requests; its ``HEAD`` is served): the footer check turned that
 ``STORAGE_ERROR`` into ``CHECKPOINT_CORRUPT`` and fell back the same way.
 
+On HDFS (a MiniDFSCluster of the test's own), the store fails later: the snapshot is read (listing,
+checks, the checkpoint's non-file actions), then the DataNode is shut down, then the state is
+collected — its Spark job meets ``BlockMissingException`` reading the checkpoint's file actions
+(:meth:`~reference_impl.read.snapshot.Snapshot.replay_errors`; it was ``CHECKPOINT_CORRUPT``).
+
 The other way round, bytes that do not decode stay the file's fault although Parquet reports them as a
 ``java.io.IOException`` too: the same V1 checkpoint with its first page header overwritten by noise
 (the footer reads, so only Spark's job meets it) is ``CHECKPOINT_CORRUPT`` and the reader falls back.
@@ -35,9 +40,10 @@ import pytest
 from pyspark.sql import SparkSession
 
 from conformance.oracles.delta_jars import cached_s3a_jars
+from conformance.oracles.session import temporary_conf
 from conformance.plugin import unavailable
 from fixtures import FIXTURES_DIR
-from reference_impl.errors import CheckpointCorrupt
+from reference_impl.errors import CheckpointCorrupt, StorageError
 from reference_impl.log.listing import list_log
 from reference_impl.read.checkpoint import load_checkpoint
 from reference_impl.read.snapshot import read_snapshot
@@ -45,6 +51,7 @@ from reference_impl.spark.jobs import io_cause
 from reference_impl.storage import Location, storage_for
 from tests.reference_impl.write.test_bad_input import ERROR_LINE
 from tests.support.cli_runs import run_checkpoint
+from tests.support.servers.hdfs import mini_hdfs
 from tests.support.servers.hold_proxy import holding_proxy
 from tests.support.servers.seaweed import S3Server
 from tests.support.store_tables import upload
@@ -129,6 +136,52 @@ def test_a_store_refusing_a_checkpoint_file_is_a_storage_error_without_fallback(
     assert any(word in match["message"] for word in REFUSAL), (
         f"{where}: the store's own failure is not in {lines[0]!r}"
     )
+
+
+#: The cases whose table :func:`test_hdfs_losing_its_datanode_before_the_replay_is_a_storage_error` reads.
+HDFS_CASES = ("spark-v1-checkpoint", "spark-sidecar")
+#: HDFS client settings for the test's own cluster: the client waits ``dfs.client.retry.window.base`` ms
+#: (default 3000) times the attempt before it asks the NameNode again for a block no DataNode served,
+#: about 35 s a file with the default; the file systems of other clusters are made already and keep theirs.
+FAST_HDFS_RETRIES = {"dfs.client.retry.window.base": "20"}
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-READ-027")
+def test_hdfs_losing_its_datanode_before_the_replay_is_a_storage_error(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """The tables of :data:`HDFS_CASES` on one MiniDFSCluster of the test's own; their snapshots read,
+    then the DataNode shut down: collecting each state fails with ``STORAGE_ERROR`` naming the file of
+    checkpoint 4 whose file actions the job reads (the V1 file; the sidecar), CKPT-READ-027, the store's
+    ``BlockMissingException`` in the message.
+
+    Spec: CKPT-READ-027
+    "A reader MUST NOT treat a store's failure to serve a file it reads (a checkpoint file, a sidecar or a commit) as an invalid or unreadable checkpoint to fall back from ([CKPT-READ-012](#CKPT-READ-012)) or as a corrupt file, when the failure is an I/O error that is not about the file's content (not bytes that do not decode, not a Hadoop checksum mismatch ([CKPT-READ-026](#CKPT-READ-026)), not a missing file); it MUST fail with `STORAGE_ERROR` naming the file."
+    """
+    errors: dict[str, tuple[str, StorageError | CheckpointCorrupt | None]] = {}
+    with temporary_conf(spark, FAST_HDFS_RETRIES), mini_hdfs(tmp_path) as hdfs:
+        snapshots = {}
+        for case in HDFS_CASES:
+            fixture, read, _, _ = CASES[case]
+            root = Location.parse(hdfs.uri(case))
+            upload(storage_for(root, session=lambda: spark), FIXTURES_DIR / "valid" / fixture / "table", root)
+            snapshots[case] = (f"{root}/_delta_log/{read}", read_snapshot(spark, root.uri))
+        for where, snapshot in snapshots.values():
+            assert snapshot.checkpoint is not None and snapshot.checkpoint.instance.version == 4, (
+                f"{where}: not read from checkpoint 4: {snapshot.source()}"
+            )
+        hdfs.stop_datanodes()
+        for case, (where, snapshot) in snapshots.items():
+            try:
+                snapshot.table_state()
+                errors[case] = (where, None)
+            except (StorageError, CheckpointCorrupt) as exc:
+                errors[case] = (where, exc)
+    for case, (where, error) in errors.items():
+        assert isinstance(error, StorageError), f"{where}: collecting the state gave {error!r}"
+        assert (error.path, error.rule) == (where, CASES[case][3]), f"{where}: {error}"
+        assert "BlockMissingException" in error.message, f"{where}: the store's own failure is not in {error}"
 
 
 #: Bytes of noise written over the first page header of the checkpoint (just after the magic ``PAR1``).

@@ -16,6 +16,9 @@ cluster down), then signals its process group (:mod:`.processes`).
 Hadoop's own DataNode test hook (``DataNodeFaultInjector``, installed by the launcher; the hook and
 the lines of Hadoop it runs at are described in ``MiniHdfs.java``): a writer killed while its file
 is half written (``tests/reference_impl/write/test_store_crash.py``, spec §19.4).
+:meth:`HdfsServer.stop_datanodes` shuts the DataNode down while the NameNode runs on: every block
+read fails from then on (a reader's Spark job meeting a store that lost its data servers,
+``tests/reference_impl/read/test_store_failures.py``; a server of the test's own, not the session's).
 """
 
 from __future__ import annotations
@@ -60,6 +63,8 @@ class _Launcher:
         self._commands, self._output, self._log = commands, output, log
         self._lock = threading.Lock()
         self.holds: HeldWrites | None = None
+        #: Set when the launcher reports its DataNodes stopped (``STOP_DATANODES``).
+        self.datanodes_stopped = threading.Event()
         self.reader = threading.Thread(target=self._read, name="mini-hdfs-output", daemon=True)
 
     def _read(self) -> None:
@@ -67,6 +72,8 @@ class _Launcher:
         with contextlib.suppress(OSError, ValueError):
             for line in self._output:
                 self._log.write(line)
+                if line.startswith(b"DATANODES STOPPED"):
+                    self.datanodes_stopped.set()
                 if line.startswith(b"HELD "):
                     path, _, size = line.decode("utf-8").removeprefix("HELD ").strip().rpartition(" ")
                     with self._lock:
@@ -106,6 +113,12 @@ class HdfsServer:
             yield holds
         finally:
             self.launcher.send("RELEASE", None)
+
+    def stop_datanodes(self, timeout_s: float = 120.0) -> None:
+        """Shut the DataNode down, the NameNode running on (module docs); return once it is down."""
+        assert self.launcher is not None, f"{self.namenode}: not started by mini_hdfs"
+        self.launcher.send("STOP_DATANODES", None)
+        assert self.launcher.datanodes_stopped.wait(timeout_s), f"{self.namenode}: DataNodes not stopped"
 
 
 def _pyspark_jars() -> Path:

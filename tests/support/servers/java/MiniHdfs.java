@@ -8,6 +8,9 @@
 //                         find) once <bytes> of the block are on the DataNode's disk: the DataNode
 //                         stops receiving that block and prints "HELD <path> <bytes on disk>"
 //   RELEASE               let every held write go on, hold nothing more
+//   STOP_DATANODES        shut every DataNode down (the NameNode keeps running: listings and
+//                         metadata still answer, every read of a block fails) and print
+//                         "DATANODES STOPPED"
 // Every listener (NameNode RPC and HTTP, DataNode data, IPC and HTTP) is bound to 127.0.0.1 on a
 // port the system picks. Built at setup by tests/support/servers/hdfs.py.
 //
@@ -167,6 +170,11 @@ public final class MiniHdfs {
                     holds.hold(Long.parseLong(words[1]), Pattern.compile(words[2]));
                 } else if (words[0].equals("RELEASE")) {
                     holds.release();
+                } else if (words[0].equals("STOP_DATANODES")) {
+                    holds.release();
+                    cluster.shutdownDataNodes();
+                    System.out.println("DATANODES STOPPED");
+                    System.out.flush();
                 } else {
                     System.err.println("MiniHdfs: unknown command " + line);
                 }
