@@ -48,7 +48,7 @@ from reference_impl.log.listing import CheckpointInstance
 from reference_impl.read.hadoop_checksum import verify_hadoop_checksum
 from reference_impl.read.sidecars import ResolvedSidecar, resolve_sidecar
 from reference_impl.spark.columns import check_conformable, select_conformed
-from reference_impl.spark.jobs import ObservedMetrics, first_line, spark_errors, store_failure
+from reference_impl.spark.jobs import ObservedMetrics, first_line, io_cause, spark_errors, store_failure
 from reference_impl.spark.schemas import ACTION_STRUCTS, ADD, REMOVE, single_action_schema
 from reference_impl.storage import FileInfo, Location, Storage
 from reference_impl.storage.listed_scan import listed_scan
@@ -333,7 +333,8 @@ def _inline_file_actions(top: DataFrame) -> DataFrame:
 
 
 def fallback_errors() -> tuple[type[CheckpointError], ...]:
-    """Errors that make a reader try an older checkpoint (file-level read failures), as delta-spark."""
+    """Errors that make a reader try an older checkpoint: file-level read failures, as delta-spark's. Never the
+    store's :class:`StorageError` (CKPT-READ-027), where delta-spark retries on any ``SparkException``."""
     return (CheckpointCorrupt, SidecarMissing, SidecarSizeMismatch)
 
 
@@ -383,7 +384,9 @@ def job_error(
 ) -> CheckpointError:
     """A Spark job reading checkpoint ``files`` failed: the store's :class:`StorageError`
     (:func:`store_error`), else :class:`CheckpointCorrupt` — both naming the file of ``files`` the
-    failure mentions, else ``default``."""
+    failure mentions, else ``default``. The corrupt file's message is the Java ``IOException`` that
+    decoding it raised, when there is one (Py4J's first line only names the Python call)."""
     path = named_file(exc, files, default)
-    corrupt = CheckpointCorrupt(f"{what}: {first_line(exc)}", path=str(path), rule=rule)
+    detail = io_cause(exc) or first_line(exc)
+    corrupt = CheckpointCorrupt(f"{what}: {detail}", path=str(path), rule=rule)
     return store_error(exc, path) or corrupt

@@ -219,6 +219,9 @@ def test_bytes_spark_cannot_decode_are_the_files_fault_not_the_stores(
     with pytest.raises(CheckpointCorrupt) as caught:
         load_checkpoint(spark, storage, log_dir, instance)
     assert caught.value.path == str(checkpoint), f"{checkpoint}: the error names {caught.value.path}"
+    assert "PageHeader" in caught.value.message, (
+        f"{checkpoint}: Parquet's own failure is not in {caught.value}"
+    )
     cause = io_cause(caught.value.__cause__) if caught.value.__cause__ is not None else None
     assert cause is not None and "PageHeader" in cause, (
         f"{checkpoint}: Spark's failure has no Parquet IOException in its chain ({cause}): the case tests nothing"
