@@ -9,9 +9,9 @@ Publication points, in order:
 
 | point | reached when |
 |---|---|
-| ``staged`` | every file of a part or sidecar set is written to staging and verified, nothing published |
-| ``sidecar`` (count k) | the k-th sidecar is published |
-| ``sidecars`` | every sidecar is published and re-checked, no top-level file yet |
+| ``staged`` | every part is written to staging, or every sidecar is written by its task at its final name, and read back and verified; nothing else done |
+| ``sidecar`` (count k) | the k-th sidecar is finished by the driver (its time set, its name set written) |
+| ``sidecars`` | every sidecar is written and re-checked, no top-level file yet |
 | ``top-level`` | the top-level file (or every part) is published, ``_last_checkpoint`` not yet written |
 | ``cleanup:planned`` | the cleanup plan is made and every invariant holds; nothing written |
 | ``cleanup:compat`` | the compatibility checkpoint (if any) is published and verified; nothing deleted |

@@ -5,10 +5,11 @@ atomically and never replaces an existing one), §18 Metadata cleanup (listings 
 modification times) and §19.4 Stores.
 
 Every file operation of ``reference_impl`` goes through a :class:`Storage`, chosen for a table
-location by :func:`reference_impl.storage.factory.storage_for`. Data files, checkpoint parts and
-sidecars are written by Spark executors straight to the table's store, which they reach through
+location by :func:`reference_impl.storage.factory.storage_for`. Checkpoint parts and other staged
+files are written by Spark executors straight to the table's store, which they reach through
 :meth:`~reference_impl.storage.location.Location.spark_uri` (with :meth:`Storage.spark_conf`);
-everything the driver does itself is here. No operation uses the driver's local disk for a file
+sidecars by the writer's Spark tasks through the store's :meth:`Storage.task_sink`
+(:mod:`~reference_impl.storage.sinks`); everything the driver does itself is here. No operation uses the driver's local disk for a file
 of a table on another store.
 """
 

@@ -17,7 +17,7 @@ same directory and a rename):
 | :class:`S3Sink` (``s3://``, obstore) | one PUT with ``If-None-Match: *``: the object appears complete or not at all |
 | :class:`HdfsSink` (``hdfs://``, hdfs-native) | ``.<name>.<uuid>.tmp`` created and closed, renamed to ``name`` without overwrite (a NameNode operation) |
 
-A name that is taken is kept: the names are unique per run (the driver draws them), so the file
+The directory is created when missing (by the first file in it). A name that is taken is kept: the names are unique per run (the driver draws them), so the file
 there is an earlier attempt's of the same task, which wrote the same rows (:meth:`TaskSink.create`
 returns ``False``). A task attempt killed while writing leaves at most a hidden temp file, never a
 partial file at a final name; cleanup collects those (:func:`~reference_impl.storage.local.is_temp_of`).
@@ -67,6 +67,12 @@ class LocalSink:
     def create(self, name: str, data: bytes) -> bool:
         final = Path(self.directory.path) / name
         tmp = final.with_name(temp_name(final.name, uuid.uuid4()))
+        try:
+            final.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a file where the directory should be, a permission
+            raise StorageError(
+                f"cannot create the directory: {exc.strerror}", path=str(final.parent)
+            ) from exc
         try:
             with open(tmp, "xb") as handle:
                 handle.write(data)
@@ -125,7 +131,7 @@ class HdfsSink:
         final = self.directory / name
         tmp = self.directory / temp_name(name, uuid.uuid4())
         try:
-            with client.create(tmp.path, WriteOptions(overwrite=False)) as out:
+            with client.create(tmp.path, WriteOptions(overwrite=False, create_parent=True)) as out:
                 out.write(data)
             client.rename(tmp.path, final.path, overwrite=False)
         except FileExistsError:

@@ -61,10 +61,10 @@ class CheckpointOptions:
     write_last_checkpoint: bool = True
     #: Set every written file's modification time to this (ms since epoch): deterministic fixtures.
     file_time_ms: int | None = None
-    #: The token of every sidecar and UUID-named file name (seeded only for deterministic fixtures). Each
-    #: call must give a UUID no other writer of the table uses: a sidecar is published without an atomic
-    #: create-if-absent on S3, and a writer that loses a race deletes the sidecars it published by name
-    #: (``CKPT-WRITE-006``; spec note under ``CKPT-WRITE-008``).
+    #: The token of every sidecar and UUID-named file name (seeded only for deterministic fixtures), drawn on
+    #: the driver. Each call must give a UUID no other writer of the table uses: a sidecar task that finds
+    #: its name taken keeps that file as an earlier attempt's, and a writer that fails or loses a race
+    #: deletes the sidecars it wrote by name (``CKPT-WRITE-006``; spec note under ``CKPT-WRITE-008``).
     uuid_factory: Callable[[], uuid.UUID] = uuid.uuid4
     hooks: Hooks = NO_HOOKS
     progress: Progress = field(default_factory=silent)

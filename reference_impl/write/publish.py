@@ -106,6 +106,22 @@ class Publisher:
             counts.oldest_tombstone,
         )
 
+    def task_written(self, name: str, role: FileRole, info: FileInfo, counts: ActionCounts) -> WrittenFile:
+        """A file a Spark task created at ``name`` (relative to ``_delta_log``), as listed (``info``) and read
+        back (``counts``); its time set to ``file_time_ms`` when that is given."""
+        info = self._timestamped(info, self.log_dir / name)
+        return WrittenFile(
+            name,
+            role,
+            info.size,
+            info.mtime_ms,
+            counts.rows,
+            counts.adds,
+            counts.removes,
+            False,
+            counts.oldest_tombstone,
+        )
+
     def write_json(self, name: str, data: bytes, rows: int) -> WrittenFile:
         """Publish a JSON top-level file the driver wrote itself (``rows`` actions, no file actions)."""
         final = self.log_dir / name

@@ -1,25 +1,29 @@
-"""Staging: Spark's executors write checkpoint files into a hidden directory; the driver counts them back.
+"""Staging: Spark's executors write checkpoint parts and classic or top-level files into a hidden directory; the driver counts them back.
 
 Spec: ``spec/checkpoints.md`` §17.2 Publication order and self-checks (``CKPT-WRITE-005``), §17.4
-Retries, zombies and determinism.
+Retries, zombies and determinism, §19.4 Stores.
 
-Executors write with Spark's own Parquet (or JSON) writer — the parquet-mr writer delta-spark
-uses, so the physical layout matches — into ``_delta_log/.delta-ckpt-staging-<uuid>/``. Spark's
-output-commit protocol keeps only the files of successful task attempts, so a failed or retried
-task never leaves a file there. Nothing in staging is visible to readers: the directory is hidden,
-and readers list only files directly in ``_delta_log`` and named ones in ``_sidecars``. Every
-write runs in a Spark job group (:func:`reference_impl.spark.jobs.job_group`), so that after a
-failure no task is still writing when the staging directory is removed.
+Sidecars are not staged: the tasks of the sidecar job create each one at its final name in
+``_sidecars/`` (:mod:`reference_impl.write.task_files`). A file with a fixed name — a classic
+checkpoint, a multi-part part, a V2 top-level file — is staged, then published create-if-absent
+(:mod:`reference_impl.write.publish`). Executors write it with Spark's own Parquet (or JSON) writer
+— the parquet-mr writer delta-spark uses, so the physical layout matches — into
+``_delta_log/.delta-ckpt-staging-<uuid>/``. Spark's output-commit protocol keeps only the files of
+successful task attempts, so a failed or retried task never leaves a file there. Nothing in staging
+is visible to readers: the directory is hidden, and readers list only files directly in
+``_delta_log`` and named ones in ``_sidecars``. Every write runs in a Spark job group
+(:func:`reference_impl.spark.jobs.job_group`), so that after a failure no task is still writing when
+the staging directory is removed.
 
 1. :func:`stage` maps each staged file to its Spark partition (``part-<partition>-…``) and creates
    empty files for empty partitions when asked (multi-part checkpoints need every part); Parquet
    columns whose values are unique per file action (:func:`plain_columns`) are written without
    parquet-mr's dictionary encoding, which would hash every value only to fall back to plain;
-2. :func:`read_back_counts` reads every staged file back and counts its rows by action kind — the
-   self-check compares those counts with the state before anything is published
-   (:mod:`reference_impl.write.publish` then publishes them). The state's counts are either known
-   before the write (a counted state) or :class:`ObservedCounts`: counted by the write job itself,
-   in its writing tasks (after the shuffle), with ``DataFrame.observe``.
+2. :func:`read_back_counts` reads every written file back (staged, or a task's sidecar) and counts
+   its rows by action kind — the self-check compares those counts with the state before anything is
+   published. The state's counts are either known before the write (a counted state) or
+   :class:`ObservedCounts`: counted by the write job itself, in its writing tasks (after the
+   shuffle), with ``DataFrame.observe``.
 """
 
 from __future__ import annotations
@@ -129,7 +133,7 @@ class ObservedCounts:
     checkpoint's files at the same place, after its ``repartition`` (Checkpoints.scala:738-743 in
     4.4.0). The self-check thus compares the files read back with the rows the write tasks
     wrote: it catches rows lost or duplicated by the tasks and their attempts, the output
-    committer or staging; the shuffle before it is hash partitioning by path, whose re-run yields
+    committer, staging or a task's sink; the shuffle before it is hash partitioning by path, whose re-run yields
     the same rows.
 
     The first job that consumes :attr:`df` reports the metrics; later jobs (a multi-part

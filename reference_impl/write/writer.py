@@ -27,11 +27,15 @@ Usage::
    incremental state is written the same way: only its rows that no reused sidecar holds, sized
    from the bytes they are replayed from (the commits after the base, the rewritten sidecars), its
    counts those the write observed plus the reused sidecars' recorded ones;
-4. stage parts or sidecars with Spark's executors and **read them back**: the add/remove/row counts
-   must equal the state's (:mod:`~reference_impl.write.staging`);
-5. publish sidecars under unique names, re-check each, then the top-level file(s) create-if-absent
+4. write sidecars or parts with Spark's executors and **read them back**: the add/remove/row counts
+   must equal the state's. A sidecar is created by its task at its final unique name in
+   ``_sidecars/`` (:mod:`~reference_impl.write.task_files`: pyarrow encodes it, the store's task sink
+   creates it, create-if-absent; the driver chose the names); a failure before the top-level file
+   deletes this run's sidecars and their tasks' temp files. Parts and classic files are staged
+   (:mod:`~reference_impl.write.staging`);
+5. re-check each sidecar, then publish the part(s) or the top-level file create-if-absent
    (:mod:`~reference_impl.write.publish`): a classic name another writer took after this one listed
-   the log is ``CHECKPOINT_CONFLICT``, and this writer first deletes the sidecars it published
+   the log is ``CHECKPOINT_CONFLICT``, and this writer first deletes the sidecars it wrote
    (``CKPT-WRITE-006``; spec note under ``CKPT-WRITE-008``) — but a store's failure to create the
    top-level file leaves them, named in the error (the file may exist all the same; if not, sidecar
    cleanup collects them, ``CKPT-CLEAN-017``); an incremental checkpoint re-checks its reused sidecars
@@ -84,11 +88,12 @@ from reference_impl.log.naming import (
 from reference_impl.log.table import Table
 from reference_impl.read.snapshot import Snapshot, read_snapshot, replayed_bytes
 from reference_impl.spark.columns import as_nullable, nullable_df
-from reference_impl.spark.jobs import spark_errors
+from reference_impl.spark.jobs import job_group, spark_errors
 from reference_impl.spark.schemas import ACTION_STRUCTS
 from reference_impl.spark.session import session_source, size_queries
 from reference_impl.storage import Location, SessionSource
 from reference_impl.storage.listed_scan import listed_scan
+from reference_impl.storage.local import is_temp_of
 from reference_impl.write.hint import last_checkpoint_document, schema_json, write_hint
 from reference_impl.write.incremental import layout_tags, plan_partial, sidecar_tags, with_name_set
 from reference_impl.write.name_sets import name_set_file, row_name_hash
@@ -120,6 +125,7 @@ from reference_impl.write.staging import (
     read_back_counts,
     stage,
 )
+from reference_impl.write.task_files import ParquetLayout, SidecarTask, TaskFile, write_empty, write_in_tasks
 from spec.vocabulary import CheckpointNaming, CheckpointSpec, LogFileKind, TopLevelFormat
 
 if TYPE_CHECKING:
@@ -212,16 +218,19 @@ class _Writer:
             )
         with self.progress.phase(f"verify {label} (read back)"):
             counts = self._read_back(staged, fmt, df.schema)
-            total = ActionCounts.total(counts)
-            want = expect.get() if isinstance(expect, ObservedCounts) else expect
-            if total != want:
-                raise SelfCheckFailed(
-                    f"{label}: wrote {total.adds} add / {total.removes} remove / {total.rows} rows, but the state "
-                    f"has {want.adds} live files / {want.removes} tombstones / {want.rows} actions",
-                    path=str(self.log_dir),
-                    rule="CKPT-WRITE-005",
-                )
+            self._check_counts(label, ActionCounts.total(counts), expect)
         return staged, counts
+
+    def _check_counts(self, label: str, total: ActionCounts, expect: ActionCounts | ObservedCounts) -> None:
+        """``CKPT-WRITE-005``: the rows read back are the state's."""
+        want = expect.get() if isinstance(expect, ObservedCounts) else expect
+        if total != want:
+            raise SelfCheckFailed(
+                f"{label}: wrote {total.adds} add / {total.removes} remove / {total.rows} rows, but the state "
+                f"has {want.adds} live files / {want.removes} tombstones / {want.rows} actions",
+                path=str(self.log_dir),
+                rule="CKPT-WRITE-005",
+            )
 
     def _stage_state(
         self,
@@ -321,40 +330,99 @@ class _Writer:
         else:  # sized before the state is known, which is reconciled in those partitions (_write)
             assert state.partitions is not None, "an uncounted state's sidecars are sized before it is shaped"
             num = state.partitions
-        # Uncounted, no empty file is added (no other job may run on the observed rows first): Spark's
-        # first task writes a schema-only file when the state is empty.
-        fill_empty = state.counted and state.file_actions == 0
-        staged, counts = self._stage_state(
-            state, file_rows, "sidecars", num=num, fill_empty=fill_empty, partitioned=state.files is not None
-        )
-        empty = state.file_actions == 0
-        # An empty table gets one empty sidecar, as delta-spark. Otherwise only files with rows: Spark's
-        # first task writes a schema-only file even when its partition is empty.
-        staged = staged[:1] if empty else [s for s in staged if counts[s.path.name].rows > 0]
-        self.hooks.reached(PublicationPoint.STAGED)
-        self.storage.mkdirs(self.log_dir / SIDECAR_DIR)
-        written = []
-        with self.progress.phase(f"publish {len(staged)} sidecar(s)"):
-            for index, item in enumerate(staged, start=1):
-                token = self.options.uuid_factory()
-                name = f"{SIDECAR_DIR}/{sidecar_name(self.version, item.partition + 1, num, token)}"
-                published = self.publisher.publish(
-                    item.path, name, FileRole.SIDECAR, counts[item.path.name], unique_name=True
-                )
-                if self.plan.incremental:
-                    published = with_name_set(
-                        self.storage,
-                        self.log_dir,
-                        published,
-                        counts[item.path.name],
-                        self.options.file_time_ms,
-                    )
-                written.append(published)
-                self.hooks.reached(PublicationPoint.SIDECAR_PUBLISHED, index)
+        directory = self.log_dir / SIDECAR_DIR
+        names = tuple(sidecar_name(self.version, p + 1, num, self.options.uuid_factory()) for p in range(num))
+        try:
+            written = self._write_sidecar_files(state, file_rows, directory, names)
+            self.publisher.verify_sidecars(written)
+        except BaseException as failure:
+            raise self._discarded(failure, directory, names) from None
         self.hooks.reached(PublicationPoint.SIDECARS_PUBLISHED)
-        self.publisher.verify_sidecars(written)
         self.publisher.verify_sidecars(state.reused, ReusedSidecarGone, "CKPT-INC-005")
         return written + state.reused, file_rows.schema
+
+    def _write_sidecar_files(
+        self, state: CheckpointRows, file_rows: DataFrame, directory: Location, names: tuple[str, ...]
+    ) -> list[WrittenFile]:
+        """The sidecar job (:mod:`~reference_impl.write.task_files`): its tasks create the sidecars at
+        ``names`` (one a partition); then one listing of ``directory``, the read-back (``CKPT-WRITE-005``),
+        and each sidecar's time and name set."""
+        num = len(names)
+        df = self._partitioned(file_rows, num, done=state.files is not None)
+        expect: ActionCounts | ObservedCounts
+        if state.counted:
+            known = state.to_write()
+            expect = ActionCounts(known.rows, known.adds, known.removes)
+        else:  # observed in the sidecar tasks, after the shuffle (see ObservedCounts)
+            expect = ObservedCounts(df)
+            df = expect.df
+        sink = self.storage.task_sink(directory)
+        layout = ParquetLayout.of(df.schema, self.plan.compression, self.spark.version)
+        sc = self.spark.sparkContext
+        with self.progress.phase(f"write sidecars ({num} Spark task(s))"), job_group(sc, "sidecars"):
+            sc.setJobDescription(f"delta-ckpt: write sidecars of version {self.version}")
+            files = write_in_tasks(df, SidecarTask(sink, names, layout))
+        if not files and state.file_actions == 0:  # an empty table gets one empty sidecar, as delta-spark
+            write_empty(df.schema, sink, names[0], layout)
+            files = [TaskFile(0, names[0], 0)]
+        with self.progress.phase("verify sidecars (read back)"):
+            listed = {info.name: info for info in self.storage.list_dir(directory)}
+            missing = [f.name for f in files if f.name not in listed]
+            if missing:
+                raise SelfCheckFailed(
+                    f"sidecar(s) {', '.join(missing)} reported written, not in {directory.name}",
+                    path=str(directory),
+                    rule="CKPT-WRITE-005",
+                )
+            scan = listed_scan(
+                self.spark, directory, [listed[f.name] for f in files], "parquet", df.schema, {}
+            )
+            read = read_back_counts(scan, row_name_hash() if self.plan.incremental else None)
+            counts = {f.name: read.get(f.name, ActionCounts(0, 0, 0)) for f in files}
+            self._check_counts("sidecars", ActionCounts.total(counts), expect)
+        if not state.counted:  # the check passed: the files hold what the job observed
+            state.count_from(ActionCounts.total(counts))
+        self.hooks.reached(PublicationPoint.STAGED)
+        written = []
+        for index, file in enumerate(files, start=1):
+            name = f"{SIDECAR_DIR}/{file.name}"
+            sidecar = self.publisher.task_written(
+                name, FileRole.SIDECAR, listed[file.name], counts[file.name]
+            )
+            if self.plan.incremental:
+                sidecar = with_name_set(
+                    self.storage, self.log_dir, sidecar, counts[file.name], self.options.file_time_ms
+                )
+            written.append(sidecar)
+            self.hooks.reached(PublicationPoint.SIDECAR_PUBLISHED, index)
+        return written
+
+    def _discarded(
+        self, failure: BaseException, directory: Location, names: tuple[str, ...]
+    ) -> BaseException:
+        """``failure`` of the sidecar write, after deleting what of it is in ``directory``: the sidecars at
+        ``names`` (no checkpoint references them), their name sets and their tasks' temp files. One that
+        cannot be deleted is left to cleanup (``CKPT-CLEAN-017``, ``CKPT-CLEAN-027``) and named."""
+        try:
+            present = [f.name for f in self.storage.list_dir(directory)]
+        except CheckpointError as exc:
+            present, left = [], [f"{directory.name}/ ({exc.message})"]
+        else:
+            left = []
+        ours = {*names, *(name_set_file(directory / n).name for n in names)}
+        doomed = [n for n in present if n in ours or any(is_temp_of(n, name) for name in names)]
+        for name in doomed:
+            try:
+                self.storage.delete(directory / name)
+            except CheckpointError as exc:
+                left.append(f"{name} ({exc.message})")
+        if not left:
+            return failure
+        note = f"not deleted: {', '.join(left)}: left for sidecar cleanup (CKPT-CLEAN-017)"
+        if isinstance(failure, CheckpointError):
+            return _amended(failure, note)
+        failure.add_note(note)
+        return failure
 
     def plan_partial(self) -> PartialState | None:
         """With ``incremental``: the base sidecars to list again and the rows to write; None: a full write."""

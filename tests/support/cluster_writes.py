@@ -1,7 +1,7 @@
 """``python -m tests.support.cluster_writes SETTINGS OUT < WRITES``: checkpoints of many tables written by one Spark cluster.
 
 Spec: ``spec/checkpoints.md`` §17.2 Publication order (the executors write parts and sidecars
-straight to the table's store), §19.4 Stores.
+straight to the table's store; sidecars at their final names), §19.4 Stores.
 
 One process, one session on the master ``SETTINGS`` names (the tests: ``local-cluster[2,1,1024]``,
 two workers whose executors are JVMs of their own, started by the workers as child processes of
@@ -14,7 +14,8 @@ the cluster starts): a JSON list of ``{"table": URI, "kind": a key of CHECKPOINT
 "storageOptions": {…}}`` (other members are kept). ``OUT`` gets a JSON document with, for each
 write, its result (``CheckpointResult.to_json``), the tasks each executor completed during it
 (Spark's status store: executor id → tasks), and the files found in the writer's staging
-directory on the table's store when the writer reached ``staged``; and, for the run, the driver
+directory and in ``_delta_log/_sidecars`` on the table's store when the writer reached ``staged`` (its
+Spark job done, its files read back, nothing of them written by the driver); and, for the run, the driver
 JVM's process id and each executor's id and the process id of its JVM (a descendant process of the
 driver's JVM whose command line names that executor id). The session is stopped at the end.
 """
@@ -32,7 +33,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from reference_impl.hooks import NoHooks, PublicationPoint
-from reference_impl.log.naming import is_staging_dir_name
+from reference_impl.log.naming import SIDECAR_DIR, is_staging_dir_name
 from reference_impl.spark.session import get_spark, settings_from_env, stop_quietly
 from reference_impl.storage import Location, Storage, storage_for
 from reference_impl.write.writer import write_checkpoint
@@ -41,18 +42,22 @@ from tests.reference_impl.write.helpers import CHECKPOINT_KINDS
 _EXECUTOR_ID = re.compile(r"--executor-id (\S+)")
 
 
-class StagingOnTheStore(NoHooks):
-    """At ``staged``, records the files in the writer's staging directories on the table's store."""
+class FilesOnTheStore(NoHooks):
+    """At ``staged`` (the Spark job that wrote the parts or sidecars ended and its files were read back; the
+    driver has written nothing of them), records the files in the writer's staging directories on the
+    table's store, and the files in ``_delta_log/_sidecars``."""
 
     def __init__(self, storage: Storage, table: Location) -> None:
         self.storage, self.log = storage, table / "_delta_log"
         self.staged: list[str] = []
+        self.sidecars: list[str] = []
 
     def reached(self, point: PublicationPoint, count: int | None = None) -> None:
         if point is PublicationPoint.STAGED:
             for name in self.storage.list_subdirs(self.log):
                 if is_staging_dir_name(name):
                     self.staged += [f"{name}/{f.name}" for f in self.storage.list_tree(self.log / name)]
+            self.sidecars = [f.name for f in self.storage.list_dir(self.log / SIDECAR_DIR)]
 
 
 def completed_tasks(spark: SparkSession) -> dict[str, int]:
@@ -95,7 +100,7 @@ def write_all(spark: SparkSession, writes: list[dict[str, Any]]) -> list[dict[st
     done = []
     for write in writes:
         table, options = Location.parse(write["table"]), write["storageOptions"]
-        hooks = StagingOnTheStore(storage_for(table, options, session=lambda: spark), table)
+        hooks = FilesOnTheStore(storage_for(table, options, session=lambda: spark), table)
         before = completed_tasks(spark)
         result = write_checkpoint(
             table.uri,
@@ -105,7 +110,15 @@ def write_all(spark: SparkSession, writes: list[dict[str, Any]]) -> list[dict[st
         )
         after = completed_tasks(spark)
         tasks = {executor: n - before.get(executor, 0) for executor, n in after.items()}
-        done.append({**write, "result": result.to_json(), "tasks": tasks, "staged": hooks.staged})
+        done.append(
+            {
+                **write,
+                "result": result.to_json(),
+                "tasks": tasks,
+                "staged": hooks.staged,
+                "sidecarsWritten": hooks.sidecars,
+            }
+        )
     return done
 
 

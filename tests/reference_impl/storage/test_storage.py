@@ -182,10 +182,12 @@ def test_local_task_sink_creates_complete_files_and_keeps_a_taken_name(tmp_path:
     assert sink.create(name, b"second attempt") is False
     assert (tmp_path / name).read_bytes() == b"first attempt", f"{tmp_path / name}: the taken file changed"
     assert sorted(p.name for p in tmp_path.iterdir()) == [name], "no temp file is left"
+    assert sink.create("new-dir/y.parquet", b"y") is True, "a missing directory is created"
+    (tmp_path / "blocker").write_bytes(b"")
     with pytest.raises(StorageError) as failed:
-        sink.create("missing-dir/x.parquet", b"x")
-    assert failed.value.path == str(tmp_path / "missing-dir/x.parquet"), failed.value
-    assert sorted(p.name for p in tmp_path.iterdir()) == [name], "a failed create leaves nothing"
+        sink.create("blocker/x.parquet", b"x")
+    assert failed.value.path == str(tmp_path / "blocker"), failed.value
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name, "blocker", "new-dir"], "no temp file is left"
 
 
 def test_temp_names_are_told_apart_from_final_names() -> None:

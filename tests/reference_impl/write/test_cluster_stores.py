@@ -8,11 +8,13 @@ The table is the ``rich`` shape (partitions with a null one, deletion vectors, r
 to the session's MiniDFSCluster and to its SeaweedFS bucket, while ONE process
 (:mod:`tests.support.cluster_writes`: one session on ``local-cluster[2,1,1024]``, two workers whose
 executors are JVMs of their own; one cluster start, not one a table) starts; it then writes every kind's
-checkpoint on both stores with the Python API, the executors staging straight on the store (HDFS
-through Hadoop's client, S3 through ``s3a://`` with the connector shipped by ``spark.jars``). The
-first test checks that the executors really were separate JVMs and wrote: each executor id has a
-JVM process of its own under the driver's, no task ran in the driver, both executors ran tasks,
-and each write's staged files were on the table's store. Then, for every store and kind, the
+checkpoint on both stores with the Python API, the executors writing straight to the store: parts
+staged through Spark's writer (HDFS through Hadoop's client, S3 through ``s3a://`` with the connector
+shipped by ``spark.jars``), sidecars created by the tasks at their final names (HDFS through
+hdfs-native, S3 through obstore). The first test checks that the executors really were separate JVMs
+and wrote: each executor id has a JVM process of its own under the driver's, no task ran in the
+driver, both executors ran tasks, each V1 write's staged files were on the table's store, and each
+V2 write's sidecars were in ``_sidecars/`` with nothing staged when its job ended. Then, for every store and kind, the
 commits before the checkpoint are deleted and each reader must report delta-spark's state from
 before and say it used exactly the files the cluster wrote: delta-spark (HDFS through
 ``HDFSLogStore``; S3 through ``s3a://``), deltalake (S3, with its storage options) and our reader
@@ -132,11 +134,14 @@ def _upload_every_kind(
 
 @pytest.mark.slow
 @pytest.mark.spark
-def test_the_cluster_s_executors_are_jvms_of_their_own_and_stage_on_the_store(
+def test_the_cluster_s_executors_are_jvms_of_their_own_and_write_on_the_store(
     cluster_run: ClusterRun,
 ) -> None:
     """Two executors, each a JVM process under the driver's; every write's tasks ran on them, none in
-    the driver, both executors ran some; every write staged its files on the table's store."""
+    the driver, both executors ran some; a V1 write's tasks staged its parts on the table's store, a V2
+    write's tasks created its sidecars at their final names in ``_sidecars/`` (nothing staged: when the
+    job ended and its files were read back, every sidecar of the checkpoint was there, before the driver
+    wrote anything)."""
     document = cluster_run.document
     driver, executors = document["driverPid"], document["executorPids"]
     assert document["master"] == MASTER, f"the session ran on {document['master']}"
@@ -152,10 +157,21 @@ def test_the_cluster_s_executors_are_jvms_of_their_own_and_stage_on_the_store(
         )
         for executor, n in on_executors.items():
             ran[executor] = ran.get(executor, 0) + n
-        staged = [name for name in write["staged"] if name.rsplit("/", 1)[-1].startswith("part-")]
-        assert staged and all(name.endswith((".parquet", ".json")) for name in staged), (
-            f"{write['table']}: files in the staging directory on the store at `staged`: {write['staged']}"
+        sidecars = sorted(
+            f["name"].removeprefix("_sidecars/") for f in write["result"]["files"] if f["role"] == "sidecar"
         )
+        if (
+            sidecars
+        ):  # the job's tasks created them at their final names: nothing staged, all there when it ended
+            assert write["staged"] == [] and sorted(write["sidecarsWritten"]) == sidecars, (
+                f"{write['table']}: at `staged`, staging held {write['staged']}, _sidecars held "
+                f"{write['sidecarsWritten']}; the checkpoint's sidecars are {sidecars}"
+            )
+        else:
+            staged = [name for name in write["staged"] if name.rsplit("/", 1)[-1].startswith("part-")]
+            assert staged and all(name.endswith((".parquet", ".json")) for name in staged), (
+                f"{write['table']}: files in the staging directory on the store at `staged`: {write['staged']}"
+            )
     assert sorted(ran) == sorted(executors), f"tasks by executor over the run: {ran}, executors {executors}"
 
 

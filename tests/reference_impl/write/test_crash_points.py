@@ -7,14 +7,14 @@ run:
 
 | point | what exists when the process dies |
 |---|---|
-| ``staged`` | every file written to the hidden staging directory, nothing published |
-| ``sidecar:1`` | the first sidecar published |
-| ``sidecars`` | every sidecar published, no top-level file |
+| ``staged`` | every sidecar written by the Spark tasks at its final name in ``_sidecars/`` and read back, nothing else done |
+| ``sidecar:1`` | the first sidecar finished by the driver (its time set, its name set written when incremental) |
+| ``sidecars`` | every sidecar written and re-checked, no top-level file |
 | ``top-level`` | the top-level file published, ``_last_checkpoint`` not yet rewritten |
 
 and ``top-level`` for a V1 classic write. After each crash delta-spark, deltalake and our reader
 report exactly the state from before; before the top-level file nothing new is referenced (no new
-checkpoint file, ``_last_checkpoint`` byte-identical); a re-run then succeeds and is read
+checkpoint file, only unreferenced sidecars; ``_last_checkpoint`` byte-identical); a re-run then succeeds and is read
 correctly. Two processes make the five tables, at the same time, in a module fixture (each start
 of the command and its JVM costs about 20 s of the suite's budget); the checks run one test at a
 time:
@@ -147,9 +147,10 @@ class CrashRun:
 
 V2_ARGS = ("--actions-per-sidecar", str(SIDECAR_ACTIONS))
 CRASH_CASES = [
-    # (id, extra CLI args, crash point, new sidecars expected (None: all), top-level published)
-    ("v2-staged", V2_ARGS, "staged", 0, False),
-    ("v2-after-one-sidecar", V2_ARGS, "sidecar:1", 1, False),
+    # (id, extra CLI args, crash point, new sidecars expected (None: all), top-level published). The tasks write
+    # the sidecars at their final names: from ``staged`` on, all of them are there, referenced by nothing.
+    ("v2-staged", V2_ARGS, "staged", None, False),
+    ("v2-after-one-sidecar", V2_ARGS, "sidecar:1", None, False),
     ("v2-after-all-sidecars", V2_ARGS, "sidecars", None, False),
     ("v2-before-last-checkpoint", V2_ARGS, "top-level", None, True),
     ("v1-before-last-checkpoint", ("--spec", "v1"), "top-level", 0, True),
@@ -368,6 +369,8 @@ def test_retried_sidecar_task_leaves_only_complete_files(
     assert failed >= 1, f"{table}: no Spark task failed, so the retry path was not exercised"
     assert len(result.sidecars) >= 2, result.files
     assert staging_dirs(table) == [], f"{table}: staging left behind: {staging_dirs(table)}"
+    hidden = sorted(p.name for p in (log_dir(table) / "_sidecars").iterdir() if p.name.startswith("."))
+    assert hidden == [], f"{table}/_delta_log/_sidecars: temp files left behind: {hidden}"
     _verify_referenced(table, result, base.state)
     assert json.loads(hint_bytes(table))["version"] == base.shape.version
     assert_all_readers_see(

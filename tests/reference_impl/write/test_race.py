@@ -4,12 +4,12 @@ Spec: ``spec/checkpoints.md`` §17.3 Atomicity (``CKPT-WRITE-006``, and the note
 ``CKPT-WRITE-008`` on what the reference writer does), §21 Error codes.
 
 The losing writer is ``delta-ckpt checkpoint`` run in this process (:func:`reference_impl.cli.main.main`)
-with hooks (:class:`WinnerAt`) that, when it has listed the log and staged its files — for V2, also
-published its sidecars — run a second ``delta-ckpt checkpoint`` of the same table with the same
+with hooks (:class:`WinnerAt`) that, when it has listed the log and staged its files — for V2, when its
+Spark tasks have written its sidecars at their final names and it has verified them — run a second ``delta-ckpt checkpoint`` of the same table with the same
 arguments (the incremental case's without ``--incremental``) to the end: it takes the classic name first. The loser then exits 2 with one error line
 ``CHECKPOINT_CONFLICT`` naming the taken file and ``CKPT-WRITE-006``, and ``_delta_log`` holds
-exactly what it held when the winner finished, less everything the loser had made by then (its
-staging and, for V2, the sidecars it published and their name sets): the winner's files and
+exactly what it held when the winner finished, less everything the loser had made by then (for V1 its
+staging; for V2 the sidecars its tasks wrote and their name sets): the winner's files and
 ``_last_checkpoint`` untouched, and a base checkpoint's sidecars that an ``--incremental`` loser
 listed again still there.
 
@@ -88,7 +88,7 @@ class Case:
     #: Builds the table at the path given.
     build: Callable[[Path, SparkSession], Path]
     args: tuple[str, ...]
-    #: Where the winner runs: every file of the loser staged and checked (V1), its sidecars published (V2).
+    #: Where the winner runs: every file of the loser staged and checked (V1), its sidecars written and verified (V2).
     point: PublicationPoint
     #: The name the loser finds taken.
     taken: str
@@ -179,16 +179,17 @@ def test_losing_writer_reports_a_conflict_and_leaves_nothing(
         "CKPT-WRITE-006",
     ), f"{case.id}: {lines[0]!r}"
 
-    # What the loser had made when the winner started: its staging, and for V2 its sidecars.
+    # What the loser had made when the winner started: for V1 its staging; for V2 its sidecars, which its
+    # Spark tasks created at their final names (no staging at all).
     own = set(winner.before) - set(start)
     own_sidecars = sorted(n for n in own if n.startswith("_sidecars/") and n.endswith(".parquet"))
-    assert any(n.startswith(".delta-ckpt-staging-") for n in own), (
-        f"{case.id}: the loser staged nothing: {own}"
-    )
+    staged = sorted(n for n in own if n.startswith(".delta-ckpt-staging-"))
     if case.point is PublicationPoint.SIDECARS_PUBLISHED:
-        assert own_sidecars, (
-            f"{case.id}: the loser had published no sidecar before the winner ran: {sorted(own)}"
+        assert own_sidecars and not staged, (
+            f"{case.id}: before the winner ran, the loser had written sidecars {own_sidecars}, staged {staged}"
         )
+    else:
+        assert staged, f"{case.id}: the loser staged nothing: {sorted(own)}"
     left = files(log_dir(table))
     expected = {name: stat for name, stat in winner.after.items() if name not in own}
     assert left == expected, f"{case.id}: _delta_log after the loser, against the winner's: " + ", ".join(

@@ -6,15 +6,16 @@ Spec: ``spec/checkpoints.md`` §17.2 Publication order (``CKPT-WRITE-004``), §1
 One scenario, run on each store of the tests — the session's SeaweedFS S3 server and its
 MiniDFSCluster — on a 7-commit ``v2Checkpoint`` table:
 
-1. ``delta-ckpt checkpoint`` (V2, UUID-named, three sidecars; on S3 the executors write through
-   s3a) runs in its own process group, waits at each publication point in turn and is killed with
+1. ``delta-ckpt checkpoint`` (V2, UUID-named, three sidecars, which its Spark tasks create at their
+   final names in ``_sidecars/``: on S3 one conditional ``PUT`` each, on HDFS a hidden temp file and
+   a rename) runs in its own process group, waits at each publication point in turn and is killed with
    ``SIGKILL`` at the last — driver and Spark JVM at once, no ``finally`` block, no shutdown hook
    (:func:`tests.support.cli_runs.paused_then_killed`):
 
    | point | what exists while it waits there |
    |---|---|
-   | ``sidecar:1`` | the first sidecar published, the others still to publish |
-   | ``sidecars`` | every sidecar published, no top-level file |
+   | ``staged`` | every sidecar, written by the tasks and read back; nothing else of the checkpoint |
+   | ``sidecars`` | every sidecar written and re-checked, no top-level file |
    | ``top-level`` | the top-level file published, ``_last_checkpoint`` not written — killed here |
 
    While it waits nothing of it runs, so the store holds what a kill there leaves: at each point
@@ -23,13 +24,13 @@ MiniDFSCluster — on a 7-commit ``v2Checkpoint`` table:
    process, not one a point: each start of the command and its JVM costs about 20 s of the test
    suite's budget.)
 
-   A first run is killed earlier, in the middle of writing a staged sidecar (:data:`KILLS`), held
-   there by the store (:attr:`Store.hold_uploads`); while the writes are held, and after the
-   ``SIGKILL``, nothing new is listed at a final name and both readers report the state from
-   before. The next run (the paused one) starts from what it left.
+   A first run is killed earlier, while its tasks write the sidecars (:data:`KILLS`), held there by
+   the store (:attr:`Store.hold_uploads`); while the writes are held, and after the ``SIGKILL``,
+   nothing new is listed at a final name and both readers report the state from before. The next run
+   (the paused one) starts from what it left.
 
    * S3: the command talks to the server through a proxy (:mod:`tests.support.servers.hold_proxy`)
-     that forwards the first half of each staged sidecar's ``PUT`` body and then holds it. No
+     that forwards the first half of each sidecar's ``PUT`` body and then holds it. No
      object exists at a held key afterwards (the server drops an upload whose connection closes
      mid-body) and no multipart upload was started, so none is left open (a small table's
      sidecars are one ``PUT`` each; larger ones and what is left open then:
@@ -37,42 +38,35 @@ MiniDFSCluster — on a 7-commit ``v2Checkpoint`` table:
    * HDFS: a proxy cannot hold the write, since the client streams each block to the DataNode
      whose address the NameNode gives it; the DataNode itself holds it, through Hadoop's
      DataNode test hook (:meth:`tests.support.servers.hdfs.HdfsServer.holding_writes`), once the
-     first packet of each staged sidecar's block (all of a small sidecar, about 10 KiB) is on the
-     DataNode's disk and not acknowledged. It is released after the kill. Each held file is left
-     under its hidden staging name (nothing is ever written at a final name on HDFS:
-     ``partial_writes_visible``), unfinished: the NameNode lists it with length 0, as it learns
+     first packet of each sidecar's block (all of a small sidecar, a few KiB) is on the DataNode's
+     disk and not acknowledged. It is released after the kill. Each held file is left under its
+     hidden temp name ``_sidecars/.<name>.<uuid>.tmp`` (nothing is ever written at a final name on
+     HDFS: ``partial_writes_visible``), unfinished: the NameNode lists it with length 0, as it learns
      the length of a block only when its writer finishes it, and the dead writer's lease lapses
      only after the NameNode's hard limit (``dfs.namenode.lease-hard-limit-sec``, 1,200 s), when
-     lease recovery would close the file with the DataNode's bytes. The writer waits for the
-     acknowledgement at most ``dfs.client.socket-timeout`` (60 s by default) before it gives up
-     on the block, so that run gets the test's own timeout instead (:data:`HELD_WRITE_ARGS`): the
-     hold does not depend on how fast the checks run.
+     lease recovery would close the file with the DataNode's bytes.
 2. Two writers of one classic-named V2 checkpoint and a cleaner race on the same table
    (:class:`RacersAt`): when the first writer has published its sidecars and not yet its top-level
    file (the moment its sidecars are referenced by nothing), the second writer runs to the end,
    then a cleanup with a log retention of zero runs. The cleaner deletes the commits the killed
    run's complete checkpoint made unnecessary — and none of the first writer's sidecars, which the
-   one-day sidecar floor protects (``CKPT-CLEAN-016``), nor its staging, which the same floor
-   protects (``CKPT-CLEAN-025``); the first writer then finds the classic
+   one-day sidecar floor protects (``CKPT-CLEAN-016``), nor the killed run's temp files, which the same
+   floor protects (``CKPT-CLEAN-027``); the first writer then finds the classic
    name taken (its create-if-absent lost, ``CKPT-WRITE-006``): it raises one ``CHECKPOINT_CONFLICT``
-   naming that file, after deleting the sidecars it published and its staging; the second writer's
+   naming that file, after deleting the sidecars it wrote; the second writer's
    top-level file and ``_last_checkpoint`` are as it left them, the table validates, and both
    readers read the state from before (ours from the killed run's UUID-named file, ``CKPT-READ-004``).
-3. A writer fails after publishing its sidecars (its hooks raise at ``sidecars``): they stay,
+3. A writer fails after writing its sidecars (its hooks raise at ``sidecars``): they stay,
    referenced by nothing. A cleanup after the retention period (its clock 31 days after the newest
-   file, staged ones included, so the log cutoff is later than every file) deletes every sidecar no
+   file, temp files included, so the log cutoff is later than every file) deletes every sidecar no
    top-level file references — that writer's (none is left by the race: the first writer deleted its
-   own; ``CKPT-CLEAN-017``) — and keeps every referenced one. It also
-   collects what is left of the killed runs' hidden staging prefixes
-   (``_delta_log/.delta-ckpt-staging-<uuid>/``: the files of finished task attempts; on S3 also
-   the directory marker ``_temporary/0/`` that S3A's committer made for the run killed mid-upload,
-   on HDFS the held unfinished files, their dead writer's lease still open), every file of which
-   is then older than the cutoff (``CKPT-CLEAN-025``), and reports exactly those directories as
-   deleted ``staging``; readers never listed them (HDFS deletes an open file). Afterwards the
-   store holds nothing of them (on S3 the server's own listing of ``_delta_log/``, keys ending in
-   ``/`` included, shows no staging key and no marker), and a second cleanup deletes no staging —
-   on S3 the "folders" SeaweedFS still shows for a while after their last object is deleted hold no
-   object, so they are no staging to collect (spec §19.4).
+   own; ``CKPT-CLEAN-017``) — and keeps every referenced one. On HDFS it also collects the temp
+   files the run killed mid-write left in ``_sidecars/`` (held, unfinished, their dead writer's lease
+   still open; ``CKPT-CLEAN-027``; readers never listed them, and HDFS deletes an open file); on S3
+   that run left none (one ``PUT`` a sidecar). No run of this test staged anything: the V2 writer
+   stages only a Parquet top-level file, and the staging of the race's classic one is gone with its
+   writer; on S3 the server's own listing of ``_delta_log/``, keys ending in ``/`` included, shows no
+   staging key and no directory marker.
 
 (Create-if-absent itself, eight threads at once on one name, exactly one winner:
 ``tests/reference_impl/storage/test_object_store.py``.)
@@ -103,6 +97,7 @@ from reference_impl.cleanup.cleaner import cleanup
 from reference_impl.cleanup.result import CleanupResult
 from reference_impl.errors import CheckpointConflict
 from reference_impl.hooks import PublicationPoint
+from reference_impl.log.naming import is_sidecar_temp_name
 from reference_impl.read.snapshot import read_snapshot
 from reference_impl.storage import Location, Storage, storage_for
 from reference_impl.validate.runner import validate_table
@@ -112,25 +107,23 @@ from reference_impl.write.writer import write_checkpoint
 from spec.table_state import TableState
 from spec.vocabulary import CheckpointNaming, CheckpointSpec
 from tests.reference_impl.write.helpers import small_v2_table
-from tests.support.cli_runs import TIMEOUT_S, UPLOAD_HELD, checkpoint_argv, paused_then_killed
+from tests.support.cli_runs import UPLOAD_HELD, checkpoint_argv, paused_then_killed
 from tests.support.faults import FaultPlan, InjectedFault
 from tests.support.servers.hdfs import HdfsServer
 from tests.support.servers.hold_proxy import holding_proxy
 
-POINTS = ("sidecar:1", "sidecars", "top-level")
+POINTS = ("staged", "sidecars", "top-level")
 #: The hidden prefix under ``_delta_log`` where the writer's executors stage files (``reference_impl.write.staging``).
 STAGING = ".delta-ckpt-staging-"
 DAY_MS = 86_400_000
 STORES = ("s3", "hdfs")
 #: The killed runs, in order: the points each one stops at, killed at the last.
 KILLS = ((UPLOAD_HELD,), POINTS)
-#: The HDFS client's wait for a DataNode's acknowledgement (Hadoop conf, ms) while the DataNode holds a write.
-HELD_WRITE_ARGS = ("--conf", f"spark.hadoop.dfs.client.socket-timeout={int(TIMEOUT_S * 1000)}")
 
 
 @dataclass(frozen=True)
 class UploadHold:
-    """A store holding the uploads of staged sidecars mid-way: the storage options and command-line
+    """A store holding the uploads of sidecars mid-way: the storage options and command-line
     arguments the writer runs with while they are held, and the event set when the first is held."""
 
     options: dict[str, str]
@@ -149,7 +142,7 @@ class Store:
     spark: SparkSession
     cli_args: tuple[str, ...]
     cross_reader: Callable[[str], TableState]
-    #: Holds the staged sidecars' uploads while the body runs; checks what the held ones left after it.
+    #: Holds the sidecars' uploads while the body runs; checks what the held ones left after it.
     hold_uploads: Callable[[Store], AbstractContextManager[UploadHold]]
     #: The server's own listing of a key prefix (S3 only: :meth:`tests.support.servers.seaweed.S3Server.raw_keys`).
     raw_keys: Callable[[str], list[str]] | None = None
@@ -182,8 +175,14 @@ class Store:
     def listing(self) -> dict[str, int]:
         """Visible files of ``_delta_log`` and ``_delta_log/_sidecars`` (relative names) and their mtimes."""
         log = self.root / "_delta_log"
-        out = {f.name: f.mtime_ms for f in self.storage.list_dir(log)}
-        return out | {f"_sidecars/{f.name}": f.mtime_ms for f in self.storage.list_dir(log / "_sidecars")}
+        out = {f.name: f.mtime_ms for f in self.storage.list_dir(log) if not f.name.startswith(".")}
+        sidecars = self.storage.list_dir(log / "_sidecars")
+        return out | {f"_sidecars/{f.name}": f.mtime_ms for f in sidecars if not f.name.startswith(".")}
+
+    def temps(self) -> dict[str, int]:
+        """The sidecar tasks' hidden temp files in ``_delta_log/_sidecars`` (relative names) and their mtimes."""
+        listed = self.storage.list_dir(self.root / "_delta_log" / "_sidecars")
+        return {f"_sidecars/{f.name}": f.mtime_ms for f in listed if is_sidecar_temp_name(f.name)}
 
 
 @pytest.fixture(params=STORES)
@@ -281,12 +280,12 @@ class RacersAt:
     "CKPT-CLEAN-013",
     "CKPT-CLEAN-017",
     "CKPT-CLEAN-028",
-    "CKPT-CLEAN-025",
+    "CKPT-CLEAN-027",
 )
 def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_keep_the_table_whole(
     store: Store, tmp_path: Path
 ) -> None:
-    """SIGKILLed mid-upload (S3) and after each publication point: the previous state everywhere; then a race.
+    """SIGKILLed mid-upload and after each publication point: the previous state everywhere; then a race.
 
     Spec: CKPT-WRITE-004
     "A writer MUST finish writing every sidecar file before the top-level file that references it
@@ -316,10 +315,10 @@ def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_
     sidecar files and the Hadoop checksum file `.<name>.crc` of a file it deletes, except the files of
     an abandoned writer staging directory as CKPT-CLEAN-025 allows …"
 
-    Spec: CKPT-CLEAN-025
-    "A cleaner MAY delete a directory directly in `_delta_log/` whose name is `.delta-ckpt-staging-`
-    followed by a canonical UUID, with everything in it, when every file in it, at any depth, has a
-    modification time before both the cutoff timestamp …"
+    Spec: CKPT-CLEAN-027
+    "A cleaner MAY delete a file directly in `_delta_log/_sidecars/` whose name is a sidecar temporary
+    name and that no remaining checkpoint references, together with its Hadoop checksum file, when its
+    modification time is before the sidecar cutoff."
     """
     root = store.root
     store.upload_small_table(tmp_path)
@@ -334,9 +333,8 @@ def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_
         where = f"{root} (writer waiting at {point})"
         if point == UPLOAD_HELD:
             assert sidecars == [], f"{where}: sidecars {sidecars}"
-        else:
-            assert sidecars, f"{where}: no sidecar published"
-        assert point != "sidecar:1" or len(sidecars) == 1, f"{where}: sidecars {sidecars}"
+        else:  # the tasks wrote every sidecar at its final name before the first pause
+            assert len(sidecars) == 3, f"{where}: sidecars {sidecars}, expected three"
         if point == "top-level":
             assert len(new) == 1 and ".checkpoint." in new[0], f"{where}: new files {new}"
         else:
@@ -367,8 +365,10 @@ def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_
             f"{root}: the kill at {points[-1]} changed the listing"
         )
     killed_top = [n for n in at_last_point if n not in commits and not n.startswith("_sidecars/")]
-    killed_staging = {n.split("/")[0] + "/" for n in store.staged()}
-    assert killed_staging, f"{root}: the killed runs left no staged object"
+    killed_temps = store.temps()
+    # HDFS: the held writes' temp files; S3: none (an object appears whole, one PUT, or not at all).
+    assert bool(killed_temps) is (store.name == "hdfs"), f"{root}: the killed runs left temps {killed_temps}"
+    assert store.staged() == {}, f"{root}: a V2 run with a JSON top-level file staged {store.staged()}"
 
     classic = CheckpointOptions(
         spec=CheckpointSpec.V2, naming=CheckpointNaming.CLASSIC, actions_per_sidecar=4
@@ -400,9 +400,8 @@ def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_
     assert race.cleaned.deleted_log_files and not gone & (orphans | needed), (
         f"{root}: the racing cleaner ({race.cleaned.status}: {race.cleaned.message}) deleted {sorted(gone)}"
     )
-    # The first writer's staging is in use: the one-day floor protects it as it does its sidecars.
-    racing = {d.name for d in race.cleaned.deleted_staging}
-    assert racing <= killed_staging, f"{root}: the racing cleaner deleted a live writer's staging {racing}"
+    # The killed run's temp files are as recent as the in-flight sidecars: the one-day floor protects them too.
+    assert not gone & set(killed_temps), f"{root}: the racing cleaner deleted temp files {sorted(gone)}"
     left = set(store.listing())
     assert needed | {"_last_checkpoint"} <= left and not orphans & left, (
         f"{root}: after the race {sorted(left)}; the losing writer's sidecars {sorted(orphans)}"
@@ -433,24 +432,25 @@ def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_
         f"{root}: the failed writer left {sorted(abandoned)}, not only sidecars"
     )
 
-    staged = store.staged()  # the killed runs' staging: what of it the kills left
-    # Past the default 30-day retention for every file: the staging cutoff (CKPT-CLEAN-025) too.
-    now = max([*store.listing().values(), *staged.values()]) + 31 * DAY_MS
+    temps = store.temps()  # the killed run's temp files: what of them the kill left
+    assert temps == killed_temps, (
+        f"{root}: temp files {sorted(temps)}, after the kills {sorted(killed_temps)}"
+    )
+    # Past the default 30-day retention for every file: the sidecar cutoff too.
+    now = max([*store.listing().values(), *temps.values()]) + 31 * DAY_MS
     cleaned = cleanup(root.uri, now_ms=now, spark=store.spark, storage_options=store.options)
-    assert store.staged() == {}, f"{root}: cleanup ({cleaned.status}) left staged objects {store.staged()}"
+    assert store.temps() == {}, f"{root}: cleanup ({cleaned.status}) left temp files {store.temps()}"
+    assert store.staged() == {} and cleaned.deleted_staging == [], (
+        f"{root}: staging {cleaned.deleted_staging}"
+    )
     raw = [k for k in store.raw_log_keys() if STAGING in k or k.endswith("/")]
-    assert raw == [], f"{root}: cleanup left keys under _delta_log/ (S3A directory markers?): {raw}"
-    collected = {d.name for d in cleaned.deleted_staging}
-    assert {n.split("/")[0] + "/" for n in staged} == collected, (
-        f"{root}: staging {sorted(staged)}, reported as deleted: {sorted(collected)}"
-    )
-    again = cleanup(root.uri, now_ms=now, spark=store.spark, storage_options=store.options)
-    assert again.deleted_staging == [], (
-        f"{root}: a second cleanup reported staging deleted: {again.deleted_staging}"
-    )
+    assert raw == [], f"{root}: keys under _delta_log/ (staging, S3A directory markers?): {raw}"
     left = set(store.listing())
     assert needed <= left, f"{root}: cleanup deleted a referenced file: left {sorted(left)}"
     collected_sidecars = {d.name for d in cleaned.deleted_sidecars}
+    assert set(temps) <= collected_sidecars, (
+        f"{root}: temp files {sorted(temps)}, deleted {collected_sidecars}"
+    )
     assert abandoned <= collected_sidecars and not abandoned & left, (
         f"{root}: the failed writer's sidecars {sorted(abandoned)}; cleanup ({cleaned.status}) deleted the "
         f"sidecars {sorted(collected_sidecars)}, left {sorted(abandoned & left)}"
@@ -459,9 +459,9 @@ def test_killed_writer_leaves_the_previous_state_and_racing_writers_and_cleaner_
 
 
 def sidecar_upload(method: str, target: str) -> bool:
-    """An executor's upload of a staged sidecar (a server-side copy has no body and is never held)."""
+    """A sidecar task's upload of its sidecar, at its final name in ``_sidecars/``."""
     path = target.split("?")[0]
-    return STAGING in path and "-sidecars/" in path and path.endswith(".parquet")
+    return method == "PUT" and "/_delta_log/_sidecars/" in path and path.endswith(".parquet")
 
 
 def killed_mid_upload(store: Store, check: Callable[[str], None]) -> None:
@@ -477,7 +477,7 @@ def killed_mid_upload(store: Store, check: Callable[[str], None]) -> None:
 
 @contextlib.contextmanager
 def held_by_proxy(store: Store) -> Iterator[UploadHold]:
-    """S3: the command talks to the server through a proxy that holds each staged sidecar's ``PUT`` half sent.
+    """S3: the command talks to the server through a proxy that holds each sidecar's ``PUT`` half sent.
 
     Afterwards no object exists at a held upload's key, and no multipart upload was started (so
     none is left open): the sidecars of a small table are uploaded in one ``PUT`` each.
@@ -487,30 +487,31 @@ def held_by_proxy(store: Store) -> Iterator[UploadHold]:
         yield UploadHold({"AWS_ENDPOINT_URL": proxy.endpoint}, (), proxy.held)
     log_key = f"/{root.authority}/{root.key.strip('/')}/_delta_log/"
     held = {r.split(" ")[1].split("?")[0].removeprefix(log_key) for r in proxy.held_requests}
-    assert held and all(h.startswith(STAGING) for h in held), f"{root}: held {proxy.held_requests}"
-    staged = store.staged()
-    assert not held & set(staged), f"{root}: half-sent uploads are objects: {sorted(held & set(staged))}"
+    assert held and all(h.startswith("_sidecars/") for h in held), f"{root}: held {proxy.held_requests}"
+    listed = store.listing()
+    assert not held & set(listed), f"{root}: half-sent uploads are objects: {sorted(held & set(listed))}"
     multipart = [r for r in proxy.requests if "uploads" in r.partition("?")[2]]
     assert multipart == [], f"{root}: multipart uploads started (and left open): {multipart}"
 
 
 @contextlib.contextmanager
 def held_by_datanode(hdfs: HdfsServer, store: Store) -> Iterator[UploadHold]:
-    """HDFS: the DataNode stops receiving each staged sidecar's block once its first bytes are on its disk.
+    """HDFS: the DataNode stops receiving each sidecar's block once its first bytes are on its disk.
 
-    The writer's executors stream the block to the DataNode the NameNode named, so the hold is in
+    The writer's tasks stream the block to the DataNode the NameNode named, so the hold is in
     the DataNode (:meth:`HdfsServer.holding_writes`); it is released after the kill. Afterwards
-    each held file is still there under its hidden staging name, unfinished: the NameNode lists it
+    each held file is still there under its hidden temp name, unfinished: the NameNode lists it
     with length 0 (it learns a block's length when the writer finishes it, and nothing finishes
     it: the writer's lease on it lapses only after the NameNode's hard limit, twenty minutes), fewer
     bytes than the DataNode had on its disk.
     """
     log = f"{urlsplit(store.root.uri).path.rstrip('/')}/_delta_log/"
-    pattern = f"^{re.escape(log + STAGING)}.*-sidecars/.*[.]parquet$"
+    pattern = f"^{re.escape(log)}_sidecars/[.].*[.]tmp$"
     with hdfs.holding_writes(pattern) as holds:
-        yield UploadHold({}, HELD_WRITE_ARGS, holds.held)
+        yield UploadHold({}, (), holds.held)
     held = {path.removeprefix(log): size for path, size in holds.blocks}
-    assert held and all(h.startswith(STAGING) and size > 0 for h, size in held.items()), (
+    temp = re.compile(r"^_sidecars/[.].+[.]tmp$")
+    assert held and all(temp.match(h) and size > 0 for h, size in held.items()), (
         f"{store.root}: held {holds.blocks}"
     )
     listed = {n: store.storage.list_dir(store.root / "_delta_log" / n.rpartition("/")[0]) for n in held}

@@ -1,0 +1,192 @@
+"""Sidecars written by Spark's tasks themselves, each straight to its final name in ``_sidecars/``.
+
+Spec: ``spec/checkpoints.md`` §12 Sidecars, §17.2 Publication order and self-checks
+(``CKPT-WRITE-004``, ``CKPT-WRITE-005``), §17.3 Atomicity (``CKPT-WRITE-006``), §17.4 Retries,
+zombies and determinism, §19.4 Stores.
+
+PySpark cannot name the files its ``DataFrameWriter`` writes, so the sidecar job is a
+``mapInArrow`` over the partitioned, sorted sidecar rows (the DataFrame the self-check's
+:class:`~reference_impl.write.staging.ObservedCounts` wraps: the observation stays in this job). Each
+task (:class:`SidecarTask`) encodes its partition's rows as Parquet with pyarrow
+(:func:`parquet_bytes`) and hands the bytes to the store's
+:class:`~reference_impl.storage.sinks.TaskSink`, which creates the file at the name the driver chose
+for that partition, create-if-absent — as delta-spark's checkpoint tasks do
+(``Checkpoints.writeCheckpoint``). The driver draws the names' UUIDs (``options.uuid_factory``: fixture
+generation stays reproducible), one a partition; a task whose partition is empty writes nothing.
+
+A retried, speculative or zombie attempt of a partition encodes the same rows in the same order
+(the sort) into the same bytes, and finds the name taken: the earlier attempt's file is kept. A
+task attempt killed while writing leaves at most a hidden temp file of the sink, never a partial
+file at a final name.
+
+Encoding, so that identical rows give identical bytes and Spark reads exact types:
+
+* row groups are cut every :data:`ROW_GROUP_ROWS` rows, whatever Spark's Arrow batches are;
+* ``compression`` is the plan's; the columns whose values are unique per file action
+  (:func:`~reference_impl.write.staging.plain_columns`) are written without a dictionary, the others
+  with one;
+* Spark's schema is kept in the footer under ``org.apache.spark.sql.parquet.row.metadata`` (Spark reads
+  it back as the exact types, as from files its own writer wrote), with ``org.apache.spark.version``
+  (dates and timestamps are proleptic Gregorian, as pyarrow writes them).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from reference_impl.storage.sinks import TaskSink
+from reference_impl.write.staging import plain_columns
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql import types as T
+
+#: Rows per Parquet row group of a task-written file.
+ROW_GROUP_ROWS = 131_072
+#: The footer key under which Spark's Parquet writer keeps the Spark schema (``ParquetWriteSupport``).
+SPARK_SCHEMA_KEY = "org.apache.spark.sql.parquet.row.metadata"
+#: The footer key with the Spark version that wrote a file (Spark reads dates and times by it).
+SPARK_VERSION_KEY = "org.apache.spark.version"
+#: pyarrow's names of the plan's codecs, where they differ.
+_CODECS = {"uncompressed": "none"}
+#: What each task reports: the sidecar it created (nothing for an empty partition).
+RESULT_SCHEMA = "partition int, name string, rows long, bytes long"
+_RESULT_ARROW = pa.schema(
+    [("partition", pa.int32()), ("name", pa.string()), ("rows", pa.int64()), ("bytes", pa.int64())]
+)
+
+
+@dataclass(frozen=True)
+class ParquetLayout:
+    """How a task-written Parquet file is encoded (module docs)."""
+
+    compression: str
+    spark_schema: str
+    spark_version: str
+    plain: tuple[str, ...]
+
+    @classmethod
+    def of(cls, schema: T.StructType, compression: str, spark_version: str) -> ParquetLayout:
+        return cls(
+            _CODECS.get(compression, compression), schema.json(), spark_version, tuple(plain_columns(schema))
+        )
+
+
+def _leaf_paths(dtype: pa.DataType, prefix: str) -> list[str]:
+    """The Parquet column paths under a field of type ``dtype`` (as pyarrow names them)."""
+    if pa.types.is_struct(dtype):
+        return [p for f in dtype for p in _leaf_paths(f.type, f"{prefix}.{f.name}")]
+    if pa.types.is_map(dtype):
+        return [
+            *_leaf_paths(dtype.key_type, f"{prefix}.key_value.key"),
+            *_leaf_paths(dtype.item_type, f"{prefix}.key_value.value"),
+        ]
+    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+        return _leaf_paths(dtype.value_type, f"{prefix}.list.element")
+    return [prefix]
+
+
+def parquet_bytes(
+    batches: Iterable[pa.RecordBatch], schema: pa.Schema, layout: ParquetLayout
+) -> tuple[bytes, int]:
+    """``batches`` (of ``schema``) as one Parquet file encoded as the module docs say; its bytes and rows."""
+    plain = set(layout.plain)
+    dictionary = [p for f in schema for p in _leaf_paths(f.type, f.name) if p not in plain]
+    out = pa.BufferOutputStream()
+    rows = 0
+    with pq.ParquetWriter(
+        out, schema, compression=layout.compression, use_dictionary=dictionary, store_schema=False
+    ) as writer:
+        pending: list[pa.RecordBatch] = []
+        held = 0
+        for batch in itertools.chain(batches, [None]):
+            if batch is not None:
+                pending.append(batch)
+                held += batch.num_rows
+            while held >= ROW_GROUP_ROWS or (batch is None and held):
+                table = pa.Table.from_batches(pending, schema=schema).combine_chunks()
+                group = table.slice(0, ROW_GROUP_ROWS)
+                writer.write_table(group, row_group_size=ROW_GROUP_ROWS)
+                rows += group.num_rows
+                rest = table.slice(group.num_rows)
+                pending, held = rest.to_batches(), rest.num_rows
+        writer.add_key_value_metadata(
+            {SPARK_SCHEMA_KEY: layout.spark_schema, SPARK_VERSION_KEY: layout.spark_version}
+        )
+    return out.getvalue().to_pybytes(), rows
+
+
+@dataclass(frozen=True)
+class SidecarTask:
+    """The function each task of the sidecar job runs (pickled with the job): encode, create, report."""
+
+    sink: TaskSink
+    #: The final name of each partition's sidecar, by partition id.
+    names: tuple[str, ...]
+    layout: ParquetLayout
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        assert context is not None, "a sidecar task runs in a Spark task"
+        partition = context.partitionId()
+        first = next(batches, None)
+        if first is None:
+            return
+        data, rows = parquet_bytes(
+            itertools.chain([first], batches), first.schema.remove_metadata(), self.layout
+        )
+        if rows == 0:
+            return
+        self.sink.create(self.names[partition], data)
+        yield pa.RecordBatch.from_pylist(
+            [{"partition": partition, "name": self.names[partition], "rows": rows, "bytes": len(data)}],
+            schema=_RESULT_ARROW,
+        )
+
+
+@dataclass(frozen=True)
+class TaskFile:
+    """A file a task reported: its partition, name and rows."""
+
+    partition: int
+    name: str
+    rows: int
+
+
+def write_in_tasks(df: DataFrame, task: SidecarTask) -> list[TaskFile]:
+    """Run the sidecar job over ``df`` (one task a partition); the files the tasks created, by partition."""
+    reported = _map_in_arrow(df, task, RESULT_SCHEMA).collect()
+    return sorted(
+        (TaskFile(int(r["partition"]), str(r["name"]), int(r["rows"])) for r in reported),
+        key=lambda f: f.partition,
+    )
+
+
+def _map_in_arrow(df: DataFrame, func: SidecarTask, schema: str) -> DataFrame:
+    """``df.mapInArrow(func, schema)`` without pyspark's demand for pandas: pyspark 4.2 builds the
+    function of ``mapInArrow`` through ``pandas_udf``, which requires pandas (``pyspark/sql/pandas/map_ops.py``
+    ``mapInArrow``), though an Arrow map runs on pyarrow alone. The same UDF and plan, made as
+    ``mapInArrow`` makes them (pyspark is pinned: ``pyproject.toml``)."""
+    from pyspark.sql import DataFrame
+    from pyspark.sql.udf import UserDefinedFunction
+    from pyspark.util import PythonEvalType
+
+    udf = UserDefinedFunction(func, returnType=schema, evalType=PythonEvalType.SQL_MAP_ARROW_ITER_UDF)
+    column = udf(*[df[c] for c in df.columns])
+    return DataFrame(df._jdf.mapInArrow(column._jc, False, None), df.sparkSession)
+
+
+def write_empty(schema: T.StructType, sink: TaskSink, name: str, layout: ParquetLayout) -> None:
+    """The one empty sidecar of an empty state (as delta-spark writes it), created by the driver through the sink."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    data, _ = parquet_bytes([], to_arrow_schema(schema), layout)
+    sink.create(name, data)
