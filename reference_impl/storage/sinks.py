@@ -23,11 +23,12 @@ returns ``False``). A task attempt killed while writing leaves at most a hidden 
 partial file at a final name; cleanup collects those (:func:`~reference_impl.storage.local.is_temp_of`).
 No sink uses the executor's or the driver's local disk for a file of another store.
 
-HDFS through hdfs-native (a Rust client: no JVM in the Python worker): the NameNode is the
-location's authority; the storage options that are Hadoop keys are passed as its configuration
-(it reads the ``fs.defaultFS``, ``dfs.ha.*``, ``dfs.client.*`` keys it knows, and ignores others).
-Kerberos needs the system's ``libgssapi_krb5`` on every executor; ViewFS mount tables and HDFS
-transparent encryption are not supported by it.
+HDFS through hdfs-native (a Rust client: no JVM in the Python worker): the NameNode (or name
+service) is the location's authority; the storage options that are Hadoop keys are passed as its
+configuration, over what it reads from ``$HADOOP_CONF_DIR``'s ``core-site.xml`` and ``hdfs-site.xml``
+(it uses the keys it knows — name services, HA NameNodes, ``dfs.client.*`` — and ignores others).
+Kerberos needs the system's ``libgssapi_krb5`` on every executor; files in HDFS encryption zones
+need its Rust crate's ``kms`` feature, off by default (not verified here).
 """
 
 from __future__ import annotations
