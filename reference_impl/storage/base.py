@@ -136,8 +136,8 @@ class Storage(Protocol):
     def publish_new(self, staged: Location, target: Location, *, unique_name: bool = False) -> FileInfo:
         """Move the complete file ``staged`` to ``target`` unless ``target`` exists (:class:`FileExistsError`).
 
-        ``unique_name``: the caller vouches that no other writer uses ``target`` (a sidecar or a
-        UUID-named file), so a store without an atomic copy-if-absent may copy the file
+        ``unique_name``: the caller vouches that no other writer uses ``target`` (a UUID-named
+        top-level file), so a store without an atomic copy-if-absent may copy the file
         server-side after checking that ``target`` is free, instead of re-uploading it.
         """
         ...

@@ -5,7 +5,7 @@ Spec: ``spec/checkpoints.md`` §17.3 Atomicity (``CKPT-WRITE-006``), §18 Metada
 | operation | how |
 |---|---|
 | :meth:`ObjectStoreStorage.write_new` | one PUT with ``If-None-Match: *``: one writer wins, the others get ``412`` (:class:`FileExistsError`) |
-| :meth:`ObjectStoreStorage.publish_new` | a sidecar or UUID-named file (``unique_name``): HEAD, then a server-side COPY (no bytes through the driver); a fixed name: GET, then a conditional PUT (S3 has no copy-if-absent) |
+| :meth:`ObjectStoreStorage.publish_new` | a UUID-named file (``unique_name``): HEAD, then a server-side COPY (no bytes through the driver); a fixed name: GET, then a conditional PUT (S3 has no copy-if-absent) |
 | :meth:`ObjectStoreStorage.write_replace` | one plain PUT (atomic replace) |
 | :meth:`ObjectStoreStorage.list_dir` | ListObjectsV2 with a ``/`` delimiter: sizes and modification times (whole seconds) |
 | :meth:`ObjectStoreStorage.delete_many` | DeleteObjects, up to 1,000 keys a request |

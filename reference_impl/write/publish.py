@@ -1,4 +1,4 @@
-"""Publication: staged files appear under their final names, create-if-absent; sidecars are re-checked.
+"""Publication: staged files appear under their final names, create-if-absent; task-written sidecars are recorded and re-checked.
 
 Spec: ``spec/checkpoints.md`` §17.2 Publication order and self-checks (``CKPT-WRITE-004``,
 ``CKPT-WRITE-005``), §17.3 Atomicity (``CKPT-WRITE-006``: never replace a file), ``CKPT-WRITE-008``
@@ -26,7 +26,9 @@ writer does, before any Spark read. When every row group decodes, Spark's failin
 fault only when the plan finds no checkpoint's columns in it (an ``AnalysisException``:
 ``CHECKPOINT_CORRUPT``); an I/O error in its job is the store's (``STORAGE_ERROR`` naming the file: a
 GET failing now); any other failure of Spark's (a lost executor) is raised as Spark raised it.
-A sidecar or UUID-named file whose unique name is taken is a ``STORAGE_ERROR``.
+A UUID-named file whose unique name is taken is a ``STORAGE_ERROR``. Sidecars are not published here:
+their tasks create them at their final names (:mod:`~reference_impl.write.task_files`);
+:meth:`Publisher.task_written` records one, :meth:`Publisher.verify_sidecars` re-checks them.
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ class Publisher:
             kept = False
         except FileExistsError:
             self.storage.delete(staged)
-            if unique_name:  # a sidecar or UUID-named file: its fresh name cannot be taken by a race
+            if unique_name:  # a UUID-named file: its fresh name cannot be taken by a race
                 raise StorageError("a file with this unique name exists", path=str(final)) from None
             existing = self.storage.stat(final)
             if existing is None:
