@@ -6,6 +6,8 @@ Spec: ``spec/checkpoints.md`` §17.3 Atomicity (``CKPT-WRITE-006``), §19.4 Stor
 from __future__ import annotations
 
 import pickle
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,6 +17,7 @@ import pytest
 from reference_impl.errors import InvalidOption, StorageError
 from reference_impl.storage import FileInfo, Location, storage_for
 from reference_impl.storage.local import LocalStorage, is_temp_of, temp_name
+from tests.support import REPO_ROOT
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -188,6 +191,48 @@ def test_local_task_sink_creates_complete_files_and_keeps_a_taken_name(tmp_path:
         sink.create("blocker/x.parquet", b"x")
     assert failed.value.path == str(tmp_path / "blocker"), failed.value
     assert sorted(p.name for p in tmp_path.iterdir()) == [name, "blocker", "new-dir"], "no temp file is left"
+
+
+#: A child process that creates a 64 KiB file through the local task sink while its file-size limit
+#: (``RLIMIT_FSIZE``) is 4 KiB, as a task whose disk fills up mid-write; it prints the error it got.
+_SINK_UNDER_A_SIZE_LIMIT = """
+import resource, signal, sys
+from reference_impl.storage import Location
+from reference_impl.storage.local import LocalStorage
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+sink = LocalStorage().task_sink(Location.parse(sys.argv[1]))
+try:
+    sink.create(sys.argv[2], bytes(65536))
+except Exception as exc:
+    print(type(exc).__name__, getattr(exc, "code", ""))
+"""
+
+
+@pytest.mark.requirement("CKPT-WRITE-006")
+def test_local_task_sink_leaves_nothing_at_the_name_when_a_write_fails_half_way(tmp_path: Path) -> None:
+    """A task whose write fails after 4 KiB of a 64 KiB sidecar (its process's file-size limit reached, as a
+    full disk would): one ``STORAGE_ERROR``, nothing at the final name and no temp file left — the sink
+    writes a hidden temp file and links it to the name only once it is complete and synced.
+
+    Spec: CKPT-WRITE-006
+    > A writer MUST publish each classic or UUID-named top-level file atomically, so that no reader can
+    > see it partially written
+    """
+    name = "00000000000000000003.checkpoint.0000000001.0000000001.x.parquet"
+    proc = subprocess.run(
+        [sys.executable, "-c", _SINK_UNDER_A_SIZE_LIMIT, str(tmp_path), name],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.stdout.split() == ["StorageError", "STORAGE_ERROR"], (
+        f"{tmp_path / name}: exit {proc.returncode}, stdout {proc.stdout!r}, stderr {proc.stderr[-2000:]!r}"
+    )
+    left = {p.name: p.stat().st_size for p in tmp_path.iterdir()}
+    assert left == {}, f"{tmp_path}: a failed create left {left}"
 
 
 def test_temp_names_are_told_apart_from_final_names() -> None:
