@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from reference_impl.errors import StorageError
 from reference_impl.storage.sinks import TaskSink
 from reference_impl.write.staging import plain_columns
 
@@ -55,10 +56,18 @@ SPARK_SCHEMA_KEY = "org.apache.spark.sql.parquet.row.metadata"
 SPARK_VERSION_KEY = "org.apache.spark.version"
 #: pyarrow's names of the plan's codecs, where they differ.
 _CODECS = {"uncompressed": "none"}
-#: What each task reports: the sidecar it created (nothing for an empty partition).
-RESULT_SCHEMA = "partition int, name string, rows long, bytes long"
+#: What each task reports: the sidecar it created (nothing for an empty partition), or the store's
+#: error (``error`` and ``path`` of its :class:`~reference_impl.errors.StorageError`) that stopped it.
+RESULT_SCHEMA = "partition int, name string, rows long, bytes long, error string, path string"
 _RESULT_ARROW = pa.schema(
-    [("partition", pa.int32()), ("name", pa.string()), ("rows", pa.int64()), ("bytes", pa.int64())]
+    [
+        ("partition", pa.int32()),
+        ("name", pa.string()),
+        ("rows", pa.int64()),
+        ("bytes", pa.int64()),
+        ("error", pa.string()),
+        ("path", pa.string()),
+    ]
 )
 
 
@@ -145,11 +154,17 @@ class SidecarTask:
         )
         if rows == 0:
             return
-        self.sink.create(self.names[partition], data)
-        yield pa.RecordBatch.from_pylist(
-            [{"partition": partition, "name": self.names[partition], "rows": rows, "bytes": len(data)}],
-            schema=_RESULT_ARROW,
-        )
+        report = {"partition": partition, "name": self.names[partition], "rows": rows, "bytes": len(data)}
+        try:
+            self.sink.create(self.names[partition], data)
+        except StorageError as exc:  # reported to the driver as the store's error, not a task's crash
+            report |= {"error": exc.message, "path": exc.path}
+        except ImportError as exc:  # the executors' Python lacks the store's client
+            report |= {
+                "error": f"the executor's Python cannot import {exc.name!r}: install it on every executor",
+                "path": self.sink.directory.uri,
+            }
+        yield pa.RecordBatch.from_pylist([report], schema=_RESULT_ARROW)
 
 
 @dataclass(frozen=True)
@@ -162,8 +177,17 @@ class TaskFile:
 
 
 def write_in_tasks(df: DataFrame, task: SidecarTask) -> list[TaskFile]:
-    """Run the sidecar job over ``df`` (one task a partition); the files the tasks created, by partition."""
+    """Run the sidecar job over ``df`` (one task a partition); the files the tasks created, by partition.
+
+    A task the store failed reports it instead of crashing (Spark would show a Python traceback of the
+    worker): the first such failure is raised here as the one :class:`~reference_impl.errors.StorageError`
+    naming its file, with how many other tasks failed (``CKPT-WRITE-011``: the writer cannot create
+    files in ``_delta_log/``)."""
     reported = _map_in_arrow(df, task, RESULT_SCHEMA).collect()
+    failed = sorted((r for r in reported if r["error"] is not None), key=lambda r: int(r["partition"]))
+    if failed:
+        more = f" ({len(failed) - 1} other sidecar task(s) failed too)" if len(failed) > 1 else ""
+        raise StorageError(f"{failed[0]['error']}{more}", path=failed[0]["path"], rule="CKPT-WRITE-011")
     return sorted(
         (TaskFile(int(r["partition"]), str(r["name"]), int(r["rows"])) for r in reported),
         key=lambda f: f.partition,

@@ -331,6 +331,10 @@ class _Writer:
             assert state.partitions is not None, "an uncounted state's sidecars are sized before it is shaped"
             num = state.partitions
         directory = self.log_dir / SIDECAR_DIR
+        try:  # on the driver: a store that refuses it is one error before any job
+            self.storage.mkdirs(directory)
+        except StorageError as exc:
+            raise with_rule(exc, "CKPT-WRITE-011") from None
         names = tuple(sidecar_name(self.version, p + 1, num, self.options.uuid_factory()) for p in range(num))
         try:
             written = self._write_sidecar_files(state, file_rows, directory, names)

@@ -14,6 +14,7 @@ The tables are hand-written logs (no data files): the writer fails before it rea
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -248,6 +249,47 @@ def test_unwritable_delta_log_is_refused(
         after = tree_listing(table)
     _assert_one_error_line(f"unwritable via {how} ({table})", status, stderr, case, table, jvm=False)
     assert not listing_diff(before, after), f"{table}: {listing_diff(before, after)}"
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-WRITE-011")
+@pytest.mark.parametrize("how", ["a-file-named-_sidecars", "_sidecars-unwritable"])
+def test_a_sidecars_directory_the_writer_cannot_create_in_is_one_storage_error(
+    how: str, spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A V2 table whose ``_delta_log/_sidecars`` cannot take files — a plain file in its place (the
+    driver's ``mkdirs`` fails before any Spark job), or an existing directory made unwritable (the
+    sidecar tasks' creates fail on the executors) — gives one ``STORAGE_ERROR`` line naming
+    ``_sidecars`` (or a sidecar in it) with CKPT-WRITE-011, exit 2, and no change: never a Python
+    traceback of a Spark worker reported as ``INTERNAL_ERROR``.
+
+    Spec: CKPT-WRITE-011
+    "A writer asked to checkpoint a table whose `_delta_log/` it cannot create files in (a read-only
+    directory, missing write permission, credentials that only read) MUST fail with `STORAGE_ERROR`
+    naming `_delta_log/`, and MUST leave every file of the table as it was."
+    """
+    table = _table(tmp_path, "v2")
+    sidecars = table / "_delta_log" / "_sidecars"
+    blocked: contextlib.AbstractContextManager[str]
+    if how == "a-file-named-_sidecars":
+        sidecars.write_bytes(b"")
+        blocked = contextlib.nullcontext("a plain file named _sidecars")
+    else:
+        sidecars.mkdir()
+        blocked = _unwritable(sidecars)
+    with blocked as what:
+        before = tree_listing(table)
+        status, stderr = _run_in_process(table, ("--spec", "v2"), capsys)
+        after = tree_listing(table)
+    label = f"{how} via {what} ({table})"
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert status == 2, f"{label}: exit status {status}, expected 2; stderr: {stderr[-1500:]}"
+    assert len(lines) == 1, f"{label}: expected exactly one line on stderr, got {len(lines)}: {lines[:10]}"
+    match = ERROR_LINE.match(lines[0])
+    assert match is not None, f"{label}: stderr line is not 'CODE: message [file: …] [rule: …]': {lines[0]!r}"
+    assert (match["code"], match["rule"]) == ("STORAGE_ERROR", "CKPT-WRITE-011"), f"{label}: {lines[0]!r}"
+    assert (match["file"] or "").startswith(str(sidecars)), f"{label}: names {match['file']!r}: {lines[0]!r}"
+    assert not listing_diff(before, after), f"{label}: {listing_diff(before, after)}"
 
 
 @pytest.mark.requirement("CKPT-WRITE-006")
