@@ -66,6 +66,7 @@ SHARED_FIXTURES = frozenset({"hdfs_server", "s3_server", "shapes"})
 #: ``request.getfixturevalue``.
 SHARED_FIXTURE_FILES = frozenset(
     {
+        "tests/reference_impl/read/test_store_failures.py",
         "tests/reference_impl/storage/test_object_store.py",
         "tests/reference_impl/validate/test_on_s3.py",
         "tests/reference_impl/write/test_cluster_stores.py",

@@ -1,6 +1,6 @@
 """The sidecar tasks' Parquet encoder: identical rows give identical bytes, Spark's schema is in the footer,
 unique columns are plain (no Spark; the tasks themselves run in test_content.py, test_crash_points.py and
-test_cluster_stores.py).
+test_cluster_stores.py); the sidecar job leaves the session's Arrow batch setting as it was (Spark).
 
 Spec: ``spec/checkpoints.md`` §7 Parquet layout, §17.4 Retries, zombies and determinism (a retried or
 zombie attempt of a sidecar task writes the same bytes under the same name).
@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
+from reference_impl.storage import Location
+from reference_impl.storage.sinks import LocalSink
 from reference_impl.write import task_files
 from reference_impl.write.task_files import SPARK_SCHEMA_KEY, SPARK_VERSION_KEY, ParquetLayout, parquet_bytes
 
@@ -99,3 +103,34 @@ def test_an_empty_file_holds_the_schema_and_no_rows() -> None:
         rows == 0 and parquet.metadata.num_row_groups == 0 and parquet.schema_arrow.names == ["add", "remove"]
     )
     assert SPARK_SCHEMA_KEY.encode() in parquet.metadata.metadata
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("session_value", [None, "77"])
+def test_the_sidecar_job_puts_the_session_s_arrow_batch_setting_back(
+    spark: SparkSession, tmp_path: Path, session_value: str | None
+) -> None:
+    """The sidecar job sends its rows in small Arrow batches (:data:`~task_files.ARROW_BATCH_ROWS`: Spark's
+    Arrow writer is quadratic in a batch's null maps) for its own job only: the caller's session keeps its
+    ``spark.sql.execution.arrow.maxRecordsPerBatch`` (unset stays unset), and the tasks still write every
+    row (one file a partition)."""
+    key = task_files.ARROW_BATCH_KEY
+    if session_value is None:
+        spark.conf.unset(key)
+    else:
+        spark.conf.set(key, session_value)
+    try:
+        df = spark.range(0, 3000, numPartitions=2).selectExpr(
+            "named_struct('path', cast(id as string), 'tags', cast(null as map<string,string>)) as add"
+        )
+        directory = Location.parse(tmp_path)
+        names = ("a.parquet", "b.parquet")
+        layout = ParquetLayout.of(df.schema, "snappy", spark.version)
+        files = task_files.write_in_tasks(df, task_files.SidecarTask(LocalSink(directory), names, layout))
+        assert spark.conf.get(key, None) == session_value, (
+            f"{key} is {spark.conf.get(key, None)!r} after the job"
+        )
+    finally:
+        spark.conf.unset(key)
+    assert [(f.name, f.rows) for f in files] == [("a.parquet", 1500), ("b.parquet", 1500)], files
+    assert sum(pq.read_metadata(tmp_path / n).num_rows for n in names) == 3000
