@@ -347,7 +347,14 @@ class HadoopStorage:
                 f"executors create files on hdfs:// only, not on this {self.scheme}:// file system",
                 path=directory.uri,
             )
-        return HdfsSink(directory, tuple(sorted(self.options.items())))
+        # The executors' Hadoop settings as the JVM's tasks get them: Spark's spark.hadoop.* keys, the
+        # storage options over them (not DRIVER_DEFAULTS: the driver's fast failure is not the tasks').
+        spark_hadoop = {
+            key.removeprefix("spark.hadoop."): value
+            for key, value in self.spark.sparkContext.getConf().getAll()
+            if key.startswith("spark.hadoop.")
+        }
+        return HdfsSink(directory, tuple(sorted({**spark_hadoop, **self.options}.items())))
 
     def write_replace(self, location: Location, data: bytes) -> FileInfo:
         temp = self._write_temp(location, data)

@@ -20,7 +20,9 @@ same directory and a rename):
 The directory is created when missing (by the first file in it). A name that is taken is kept: the names are unique per run (the driver draws them), so the file
 there is an earlier attempt's of the same task, which wrote the same rows (:meth:`TaskSink.create`
 returns ``False``). A task attempt killed while writing leaves at most a hidden temp file, never a
-partial file at a final name; cleanup collects those (:func:`~reference_impl.storage.local.is_temp_of`).
+partial file at a final name; a cleaner collects those in ``_sidecars/`` once older than the sidecar
+cutoff (``CKPT-CLEAN-027``; :func:`~reference_impl.log.naming.is_sidecar_temp_name` recognises them),
+and a failed write deletes its own (the writer, :func:`~reference_impl.storage.local.is_temp_of`).
 No sink uses the executor's or the driver's local disk for a file of another store.
 
 HDFS through hdfs-native (a Rust client: no JVM in the Python worker): the NameNode (or name
@@ -35,14 +37,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
 import uuid
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
 from reference_impl.errors import StorageError
-from reference_impl.storage.local import temp_name
+from reference_impl.storage.local import LocalStorage, temp_name
 from reference_impl.storage.location import Location
 from reference_impl.storage.options import S3Options
 
@@ -61,31 +61,19 @@ class TaskSink(Protocol):
 
 @dataclass(frozen=True)
 class LocalSink:
-    """Local paths (every executor must mount the table at the same path)."""
+    """Local paths (every executor must mount the table at the same path): the local storage's own
+    create-if-absent (:meth:`~reference_impl.storage.local.LocalStorage.write_new`: a temp file fsynced,
+    hard-linked to the name, the directory synced)."""
 
     directory: Location
 
     def create(self, name: str, data: bytes) -> bool:
-        final = Path(self.directory.path) / name
-        tmp = final.with_name(temp_name(final.name, uuid.uuid4()))
+        storage, final = LocalStorage(), self.directory / name
+        storage.mkdirs(final.parent)
         try:
-            final.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:  # a file where the directory should be, a permission
-            raise StorageError(
-                f"cannot create the directory: {exc.strerror}", path=str(final.parent)
-            ) from exc
-        try:
-            with open(tmp, "xb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.link(tmp, final)
+            storage.write_new(final, data)
         except FileExistsError:
             return False
-        except OSError as exc:
-            raise StorageError(f"cannot create: {exc.strerror}", path=str(final)) from exc
-        finally:
-            tmp.unlink(missing_ok=True)
         return True
 
 

@@ -91,7 +91,7 @@ from reference_impl.spark.columns import as_nullable, nullable_df
 from reference_impl.spark.jobs import job_group, spark_errors
 from reference_impl.spark.schemas import ACTION_STRUCTS
 from reference_impl.spark.session import session_source, size_queries
-from reference_impl.storage import Location, SessionSource
+from reference_impl.storage import FileInfo, Location, SessionSource
 from reference_impl.storage.listed_scan import listed_scan
 from reference_impl.storage.local import is_temp_of
 from reference_impl.write.hint import last_checkpoint_document, schema_json, write_hint
@@ -232,32 +232,28 @@ class _Writer:
                 rule="CKPT-WRITE-005",
             )
 
-    def _stage_state(
-        self,
-        state: CheckpointRows,
-        rows: DataFrame,
-        label: str,
-        *,
-        num: int,
-        fill_empty: bool,
-        non_file_rows: int = 0,
-        partitioned: bool = False,
-    ) -> tuple[list[StagedFile], dict[str, ActionCounts]]:
-        """Stage ``rows`` of ``state`` (its file actions still to write, and ``non_file_rows`` other
-        rows) in ``num`` partitions (with ``partitioned``, ``rows`` are in them already), checked
-        against the state's counts: known before the write (a counted state) or observed by the
-        write job itself, which then counts the state (:class:`ObservedCounts`,
-        :meth:`CheckpointRows.count_from`)."""
-        df = self._partitioned(rows, num, done=partitioned)
-        expect: ActionCounts | ObservedCounts
+    def _expectation(
+        self, state: CheckpointRows, df: DataFrame, non_file_rows: int = 0
+    ) -> tuple[DataFrame, ActionCounts | ObservedCounts]:
+        """What the files written from ``df`` (``state``'s file actions still to write, and
+        ``non_file_rows`` other rows) must hold: the state's counts, known before the write (a counted
+        state) or observed by the write job itself (:class:`ObservedCounts`, which wraps ``df``: the job
+        must consume the returned DataFrame), after which :meth:`CheckpointRows.count_from` counts the
+        state from the files read back."""
         if state.counted:
             known = state.to_write()
-            expect = ActionCounts(known.rows + non_file_rows, known.adds, known.removes)
-        else:  # observed in the write tasks, after the shuffle (see ObservedCounts)
-            expect = ObservedCounts(df)
-            df = expect.df
+            return df, ActionCounts(known.rows + non_file_rows, known.adds, known.removes)
+        observed = ObservedCounts(df)  # observed in the write tasks, after the shuffle (see ObservedCounts)
+        return observed.df, observed
+
+    def _stage_state(
+        self, state: CheckpointRows, label: str, *, num: int
+    ) -> tuple[list[StagedFile], dict[str, ActionCounts]]:
+        """Stage every row of ``state`` in ``num`` partitions (an empty file for an empty one), checked
+        against the state's counts (:meth:`_expectation`)."""
+        df, expect = self._expectation(state, self._partitioned(state.rows, num), len(state.non_file))
         staged, counts = self._stage_verified(
-            df, label, num=num, fill_empty=fill_empty, fmt="parquet", expect=expect
+            df, label, num=num, fill_empty=True, fmt="parquet", expect=expect
         )
         if not state.counted:  # the check passed: the files hold what the job observed
             state.count_from(ActionCounts.total(counts))
@@ -266,20 +262,33 @@ class _Writer:
     def _read_back(self, staged: list[StagedFile], fmt: str, schema: T.StructType) -> dict[str, ActionCounts]:
         if not staged:
             return {}
-        # One listing of the staging directory gives Spark every file's status (no probes per file).
         directory = staged[0].path.parent
-        listed = {info.name: info for info in self.storage.list_dir(directory)}
-        missing = [s.path.name for s in staged if s.path.name not in listed or s.path.parent != directory]
-        if missing:
+        strays = [s.path.name for s in staged if s.path.parent != directory]
+        if strays:
             raise SelfCheckFailed(
-                f"staged file(s) {', '.join(missing)} not in {directory.name}",
+                f"staged file(s) {', '.join(strays)} not in {directory.name}",
                 path=str(directory),
                 rule="CKPT-WRITE-005",
             )
-        files = [listed[s.path.name] for s in staged]
-        df = listed_scan(self.spark, directory, files, fmt, schema, {})
+        return self._counted_back(directory, [s.path.name for s in staged], fmt, schema)[1]
+
+    def _counted_back(
+        self, directory: Location, names: list[str], fmt: str, schema: T.StructType
+    ) -> tuple[dict[str, FileInfo], dict[str, ActionCounts]]:
+        """The files ``names`` in ``directory`` read back (``CKPT-WRITE-005``): one listing of the
+        directory gives Spark every file's status (no probe per file), one scan counts each file's rows
+        (and, for an incremental write, its name hashes). Their listed statuses and counts, by name."""
+        listed = {info.name: info for info in self.storage.list_dir(directory)}
+        missing = [n for n in names if n not in listed]
+        if missing:
+            raise SelfCheckFailed(
+                f"file(s) {', '.join(missing)} written, not in {directory.name}",
+                path=str(directory),
+                rule="CKPT-WRITE-005",
+            )
+        df = listed_scan(self.spark, directory, [listed[n] for n in names], fmt, schema, {})
         counts = read_back_counts(df, row_name_hash() if self.plan.incremental else None)
-        return {s.path.name: counts.get(s.path.name, ActionCounts(0, 0, 0)) for s in staged}
+        return listed, {n: counts.get(n, ActionCounts(0, 0, 0)) for n in names}
 
     # -- V1 ------------------------------------------------------------------------------------
 
@@ -287,9 +296,7 @@ class _Writer:
         """One classic file, or the parts of a multi-part checkpoint."""
         num = self.plan.parts
         label = "checkpoint parts" if num > 1 else "checkpoint"
-        staged, counts = self._stage_state(
-            state, state.rows, label, num=num, fill_empty=True, non_file_rows=len(state.non_file)
-        )
+        staged, counts = self._stage_state(state, label, num=num)
         self.hooks.reached(PublicationPoint.STAGED)
         written: list[WrittenFile] = []
         with self.progress.phase("publish checkpoint file(s)"):
@@ -352,14 +359,7 @@ class _Writer:
         ``names`` (one a partition); then one listing of ``directory``, the read-back (``CKPT-WRITE-005``),
         and each sidecar's time and name set."""
         num = len(names)
-        df = self._partitioned(file_rows, num, done=state.files is not None)
-        expect: ActionCounts | ObservedCounts
-        if state.counted:
-            known = state.to_write()
-            expect = ActionCounts(known.rows, known.adds, known.removes)
-        else:  # observed in the sidecar tasks, after the shuffle (see ObservedCounts)
-            expect = ObservedCounts(df)
-            df = expect.df
+        df, expect = self._expectation(state, self._partitioned(file_rows, num, done=state.files is not None))
         sink = self.storage.task_sink(directory)
         layout = ParquetLayout.of(df.schema, self.plan.compression, self.spark.version)
         sc = self.spark.sparkContext
@@ -370,19 +370,7 @@ class _Writer:
             write_empty(df.schema, sink, names[0], layout)
             files = [TaskFile(0, names[0], 0)]
         with self.progress.phase("verify sidecars (read back)"):
-            listed = {info.name: info for info in self.storage.list_dir(directory)}
-            missing = [f.name for f in files if f.name not in listed]
-            if missing:
-                raise SelfCheckFailed(
-                    f"sidecar(s) {', '.join(missing)} reported written, not in {directory.name}",
-                    path=str(directory),
-                    rule="CKPT-WRITE-005",
-                )
-            scan = listed_scan(
-                self.spark, directory, [listed[f.name] for f in files], "parquet", df.schema, {}
-            )
-            read = read_back_counts(scan, row_name_hash() if self.plan.incremental else None)
-            counts = {f.name: read.get(f.name, ActionCounts(0, 0, 0)) for f in files}
+            listed, counts = self._counted_back(directory, [f.name for f in files], "parquet", df.schema)
             self._check_counts("sidecars", ActionCounts.total(counts), expect)
         if not state.counted:  # the check passed: the files hold what the job observed
             state.count_from(ActionCounts.total(counts))
