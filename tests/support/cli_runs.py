@@ -9,7 +9,11 @@ checkpoint with four actions a sidecar, ``--json`` — through :func:`checkpoint
 * :func:`paused_then_killed` starts it with a ``pause:<point>`` fault directive for each of several
   points (:mod:`tests.support.faults`); at each pause (reported on stderr) it calls the test's
   check, lets the command go on to the next point, and at the last one kills its whole process
-  group (the Python driver and Spark's JVM) with ``SIGKILL``: nothing of the writer runs after that
+  group (the Python driver and Spark's JVM) with ``SIGKILL``, and the process group of Spark's Python
+  workers, which pyspark's worker daemon makes for itself and the workers it forks (a child of the
+  JVM, it would otherwise see the JVM gone only at its next poll, and a task's worker in the middle
+  of a write could finish it meanwhile: a held HDFS write, released after the kill, closed its file);
+  it returns once every process of both groups is gone: nothing of the writer runs after that
   point, no ``finally`` block, no JVM shutdown hook. While the command waits at a point, nothing of
   it runs either: the store holds exactly what a kill there would leave. The last point may be
   :data:`UPLOAD_HELD` instead of a pause: the command is stopped in the middle of an upload by a
@@ -29,7 +33,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -78,6 +82,43 @@ def _drain(stream: IO[bytes]) -> None:
             pass
 
 
+def _processes() -> list[tuple[int, int, int, str]]:
+    """``(pid, parent pid, process group, state)`` of every process of this PID namespace (``/proc``)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:  # ended meanwhile
+            continue
+        out.append((int(stat.parent.name), int(fields[1]), int(fields[2]), fields[0]))
+    return out
+
+
+def _groups_below(pid: int) -> set[int]:
+    """The process groups of the live descendants of ``pid`` (the leader of its own group) other than its
+    own: those of Spark's Python worker daemons under the command's JVM (``pyspark.daemon`` calls
+    ``setpgid(0, 0)``, and the workers it forks stay in that group)."""
+    table = _processes()
+    children: dict[int, list[int]] = {}
+    for child, parent, _, _ in table:
+        children.setdefault(parent, []).append(child)
+    below, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            below.add(child)
+            todo.append(child)
+    return {group for child, _, group, state in table if child in below and state != "Z"} - {pid}
+
+
+def _wait_until_gone(groups: Iterable[int], deadline: float) -> None:
+    """Return once no live process (a zombie is none) is in ``groups``; fail at ``deadline``."""
+    left = set(groups)
+    while left:
+        left &= {group for _, _, group, state in _processes() if state != "Z"}
+        assert not left or time.monotonic() < deadline, f"processes of groups {sorted(left)} outlived SIGKILL"
+        time.sleep(0.05)
+
+
 def paused_then_killed(
     argv: Sequence[str],
     points: Sequence[str],
@@ -88,7 +129,8 @@ def paused_then_killed(
     """Run ``argv`` (made with ``fault="pause:P1,pause:P2,…"`` for ``points``) through each pause, then ``SIGKILL`` its group.
 
     At each point, in order, ``at_each(point)`` runs while the command waits there; then the command
-    goes on (a line on its stdin), except after the last point, where its process group is killed.
+    goes on (a line on its stdin), except after the last point, where its process group is killed, and
+    then the groups of Spark's Python workers under it (module docs); it returns once all are gone.
     The last point may be :data:`UPLOAD_HELD`, reached when ``held`` is set (the command is not
     paused by a fault directive but stuck in an upload the proxy holds). Fails with the command's
     exit status if it ends, or pauses elsewhere, first.
@@ -131,9 +173,15 @@ def paused_then_killed(
                 proc.stdin.write(b"\n")
                 proc.stdin.flush()
     finally:
+        # Listed while the command (the leader of its group) lives, so each is a group of its workers.
+        workers = _groups_below(proc.pid)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
+        for group in workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(group, signal.SIGKILL)
         proc.wait(timeout=60)
+        _wait_until_gone(workers, time.monotonic() + 60)
         with contextlib.suppress(OSError):
             proc.stdin.close()
         proc.stderr.close()

@@ -503,7 +503,10 @@ def held_by_datanode(hdfs: HdfsServer, store: Store) -> Iterator[UploadHold]:
     each held file is still there under its hidden temp name, unfinished: the NameNode lists it
     with length 0 (it learns a block's length when the writer finishes it, and nothing finishes
     it: the writer's lease on it lapses only after the NameNode's hard limit, twenty minutes), fewer
-    bytes than the DataNode had on its disk.
+    bytes than the DataNode had on its disk. The writes are the tasks' Python workers', which
+    :func:`~tests.support.cli_runs.paused_then_killed` kills with the command before the release;
+    one that outlived the kill finished its write once released (a stop-29 run listed the full
+    length), so a length other than 0 is a writer not dead when it should be.
     """
     log = f"{urlsplit(store.root.uri).path.rstrip('/')}/_delta_log/"
     pattern = f"^{re.escape(log)}_sidecars/[.].*[.]tmp$"
