@@ -28,9 +28,10 @@ time:
 
 Task retries run in-process (the session is ``local[2,2]``: one retry per task): a sidecar-writing
 task that fails on its first attempt and is retried leaves a checkpoint that references only
-complete, verified files; a shuffle-map stage run again after a lost shuffle output does not make
-the one-pass write count its state twice; a task that fails on every attempt leaves nothing
-published.
+complete, verified files; a task that fails on every attempt leaves nothing published. A
+shuffle-map stage run again after a lost shuffle output does not make the one-pass write count its
+state twice: that write runs in a process of its own (``local[2,2]`` too), as a fetch failure leaves
+a local session with a ten-minute fuse (:func:`test_lost_shuffle_output_rerun_counts_once`).
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -53,7 +56,6 @@ from conformance.tables.real_writers import Shape
 from reference_impl.log.naming import LAST_CHECKPOINT, classic_checkpoint_name, parse_log_file_name
 from reference_impl.spark.jobs import job_group_stages
 from reference_impl.write.options import CheckpointOptions
-from reference_impl.write.result import CheckpointResult
 from reference_impl.write.writer import write_checkpoint
 from spec.table_state import TableState
 from tests.reference_impl.write.conftest import ShapeCache
@@ -93,18 +95,20 @@ def _copy(base: Base, tmp_path: Path) -> Path:
     return target
 
 
-def cli_argv(table: Path, *args: str, fault: str) -> list[str]:
-    """``delta-ckpt checkpoint TABLE ARGS --quiet`` with the fault hooks (:mod:`tests.support.fault_cli`)."""
-    argv = [sys.executable, "-m", "tests.support.fault_cli", fault, "checkpoint", str(table), *args]
-    return [*argv, "--quiet"]
+def cli_argv(table: Path, *args: str, fault: str, global_args: Sequence[str] = ()) -> list[str]:
+    """``delta-ckpt GLOBAL_ARGS checkpoint TABLE ARGS --quiet`` with the fault hooks (:mod:`tests.support.fault_cli`)."""
+    head = [sys.executable, "-m", "tests.support.fault_cli", fault, *global_args]
+    return [*head, "checkpoint", str(table), *args, "--quiet"]
 
 
-def run_cli(table: Path, *args: str, fault: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    table: Path, *args: str, fault: str, global_args: Sequence[str] = (), timeout: float = 900
+) -> subprocess.CompletedProcess[str]:
     """:func:`cli_argv` run to its end in a fresh process (its own JVM)."""
     env = dict(os.environ)
     env.setdefault("DELTA_CKPT_SPARK_MASTER", "local[2,2]")
     return subprocess.run(
-        cli_argv(table, *args, fault=fault),
+        cli_argv(table, *args, fault=fault, global_args=global_args),
         env=env,
         cwd=REPO_ROOT,
         capture_output=True,
@@ -310,9 +314,9 @@ def _failed_tasks(spark: SparkSession, group: str) -> int:
     return sum(stage.numFailedTasks for stage in job_group_stages(spark.sparkContext, group))
 
 
-def _verify_referenced(table: Path, result: CheckpointResult, state: TableState) -> None:
-    """The top-level file references exactly the sidecars on disk, each complete and with the right counts."""
-    top = log_dir(table) / result.top_level[0].name
+def _verify_referenced(table: Path, top_name: str, state: TableState) -> None:
+    """The top-level file ``top_name`` references exactly the sidecars on disk, each complete and with the right counts."""
+    top = log_dir(table) / top_name
     actions = rows_of(top)
     refs = [a["sidecar"] for a in actions if "sidecar" in a]
     on_disk = sidecar_names(table)
@@ -371,7 +375,7 @@ def test_retried_sidecar_task_leaves_only_complete_files(
     assert staging_dirs(table) == [], f"{table}: staging left behind: {staging_dirs(table)}"
     hidden = sorted(p.name for p in (log_dir(table) / "_sidecars").iterdir() if p.name.startswith("."))
     assert hidden == [], f"{table}/_delta_log/_sidecars: temp files left behind: {hidden}"
-    _verify_referenced(table, result, base.state)
+    _verify_referenced(table, result.top_level[0].name, base.state)
     assert json.loads(hint_bytes(table))["version"] == base.shape.version
     assert_all_readers_see(
         delta_spark,
@@ -384,6 +388,27 @@ def test_retried_sidecar_task_leaves_only_complete_files(
     )
 
 
+def stages_run_again(events: Path, timeout_s: float = 120.0) -> list[int]:
+    """The ids of the stages that ran a second attempt, from the one Spark event log in ``events``.
+
+    Waits for the log to be complete: the driver JVM gives it its final name (``.inprogress`` dropped)
+    when its session stops, which a command line leaves to the JVM after the command ended.
+    """
+    deadline = time.monotonic() + timeout_s
+    while not (done := [p for p in events.iterdir() if not p.name.endswith(".inprogress")]):
+        assert time.monotonic() < deadline, (
+            f"{events}: no complete event log, only {sorted(events.iterdir())}"
+        )
+        time.sleep(0.2)
+    (log,) = done
+    stages = set()
+    for line in log.read_text().splitlines():
+        event = json.loads(line)
+        if event["Event"] == "SparkListenerStageSubmitted" and event["Stage Info"]["Stage Attempt ID"] > 0:
+            stages.add(int(event["Stage Info"]["Stage ID"]))
+    return sorted(stages)
+
+
 @pytest.mark.spark
 @pytest.mark.delta_spark
 @pytest.mark.requirement("CKPT-WRITE-005")
@@ -393,12 +418,22 @@ def test_lost_shuffle_output_rerun_counts_once(base: Base, delta_spark: SparkSes
     The write of a V2 checkpoint with default sizing counts its state as it writes it
     (``ObservedCounts``). One write task deletes the map output it reads and fails; its retry
     meets a fetch failure, and Spark runs the shuffle-map stage again. Counted in that stage, every
-    row was counted twice and the self-check failed (``SELF_CHECK_FAILED``) on a correct checkpoint.
-    Since the reconciliation's shuffle makes the sidecars' partitions, the stop-24 order (observe,
-    then partition) also counts after the shuffle; what fails here is an observation with a shuffle
-    after it (stop 25: ``wrote 12 add / 8 remove / 20 rows, but the state has 24 live files / 16
-    tombstones / 40 actions``). The table costs little of the time: a two-commit log made the same
+    row was counted twice and the self-check failed (``SELF_CHECK_FAILED``, exit 2) on a correct
+    checkpoint. Since the reconciliation's shuffle makes the sidecars' partitions, the stop-24 order
+    (observe, then partition) also counts after the shuffle; what fails here is an observation with a
+    shuffle after it (stop 25: ``wrote 12 add / 8 remove / 20 rows, but the state has 24 live files /
+    16 tombstones / 40 actions``). The table costs little of the time: a two-commit log made the same
     stages (two map tasks, one write task) and took as long.
+
+    The write is ``delta-ckpt checkpoint`` in a process of its own (:func:`run_cli`), and which stages
+    ran again is read from its Spark event log. In the tests' session it was fatal to that session
+    (stop 29): on the fetch failure Spark's scheduler drops the block manager of the executor that
+    served the shuffle — in local mode the driver's own — and a local driver cannot register it again
+    (the re-registration asks the ``CoarseGrainedScheduler`` endpoint, which only a cluster's driver
+    has), so from then on each heartbeat of its executor (every 10 s) failed, and after
+    ``spark.executor.heartbeat.maxFailures`` (60) the executor ended the JVM with ``System.exit``,
+    ten minutes later, in the middle of whatever test the process ran then. Hence the last check: the
+    tests' session still has its block manager.
 
     Spec: CKPT-WRITE-005
     "Before publishing a checkpoint, a writer MUST verify that the number of `add` rows it wrote
@@ -406,25 +441,22 @@ def test_lost_shuffle_output_rerun_counts_once(base: Base, delta_spark: SparkSes
     with the length recorded in its `sidecar` action …"
     """
     table = _copy(base, tmp_path)
-    group = f"lose-shuffle-{tmp_path.name}"
-    delta_spark.sparkContext.setJobGroup(group, "writer test: a lost shuffle output")
-    try:
-        result = write_checkpoint(
-            table, options=CheckpointOptions(spec="v2", hooks=FaultPlan(lose_shuffle=True)), spark=delta_spark
-        )
-        stages = job_group_stages(delta_spark.sparkContext, group)
-    finally:
-        delta_spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
-    rerun = sorted({s.stageId for s in stages if s.currentAttemptId > 0})
+    before = published(table)
+    events = tmp_path / "events"
+    events.mkdir()
+    log = [
+        f"--conf=spark.eventLog.{k}"
+        for k in ("enabled=true", "rolling.enabled=false", "compress=false", f"dir={events.as_uri()}")
+    ]
+    run = run_cli(table, "--spec", "v2", fault="lose-shuffle", global_args=log)
+    assert run.returncode == 0, f"{table}: delta-ckpt exited {run.returncode}; stderr: {run.stderr[-2000:]}"
+    rerun = stages_run_again(events)
     assert rerun, f"{table}: no stage ran a second attempt, so the lost shuffle output was not exercised"
-    assert (result.num_add_files, result.num_remove_files) == (
-        len(base.state.files),
-        len(base.state.tombstones),
-    ), (
-        f"{table}: counted {result.num_add_files} adds / {result.num_remove_files} removes after stages {rerun} "
-        f"ran again; the state has {len(base.state.files)} / {len(base.state.tombstones)}"
-    )
-    _verify_referenced(table, result, base.state)
+    tops = [n for n in published(table) if n not in before and not n.startswith("_sidecars/")]
+    assert len(tops) == 1, f"{table}: new top-level files {tops} after stages {rerun} ran again"
+    _verify_referenced(table, tops[0], base.state)
+    block_managers = delta_spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size()
+    assert block_managers == 1, f"the tests' session has {block_managers} block managers, not its own one"
 
 
 @pytest.mark.spark
