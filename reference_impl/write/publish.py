@@ -96,33 +96,12 @@ class Publisher:
                 ) from None
             # CKPT-WRITE-008: a classic file or part of the same version describes the same state; keep it.
             info, counts, kept = existing, self._describe_existing(final, existing), True
-        return WrittenFile(
-            name,
-            role,
-            info.size,
-            info.mtime_ms,
-            counts.rows,
-            counts.adds,
-            counts.removes,
-            kept,
-            counts.oldest_tombstone,
-        )
+        return _written(name, role, info, counts, kept)
 
     def task_written(self, name: str, role: FileRole, info: FileInfo, counts: ActionCounts) -> WrittenFile:
         """A file a Spark task created at ``name`` (relative to ``_delta_log``), as listed (``info``) and read
         back (``counts``); its time set to ``file_time_ms`` when that is given."""
-        info = self._timestamped(info, self.log_dir / name)
-        return WrittenFile(
-            name,
-            role,
-            info.size,
-            info.mtime_ms,
-            counts.rows,
-            counts.adds,
-            counts.removes,
-            False,
-            counts.oldest_tombstone,
-        )
+        return _written(name, role, self._timestamped(info, self.log_dir / name), counts, kept=False)
 
     def write_json(self, name: str, data: bytes, rows: int) -> WrittenFile:
         """Publish a JSON top-level file the driver wrote itself (``rows`` actions, no file actions)."""
@@ -210,4 +189,19 @@ def _unusable(path: Location, info: FileInfo, why: str, advice: str) -> Checkpoi
         f"replaced; {advice}",
         path=str(path),
         rule="CKPT-WRITE-008",
+    )
+
+
+def _written(name: str, role: FileRole, info: FileInfo, counts: ActionCounts, kept: bool) -> WrittenFile:
+    """The record of a checkpoint file at ``name``: its listed size and time, its rows read back."""
+    return WrittenFile(
+        name,
+        role,
+        info.size,
+        info.mtime_ms,
+        counts.rows,
+        counts.adds,
+        counts.removes,
+        kept,
+        counts.oldest_tombstone,
     )
