@@ -14,6 +14,14 @@ for that partition, create-if-absent — as delta-spark's checkpoint tasks do
 (``Checkpoints.writeCheckpoint``). The driver draws the names' UUIDs (``options.uuid_factory``: fixture
 generation stays reproducible), one a partition; a task whose partition is empty writes nothing.
 
+A small state is written by the driver instead (:func:`on_driver`: one sidecar of at most
+:data:`DRIVER_ROWS` file actions to write): it collects the same partitioned, sorted DataFrame as
+Arrow batches from the JVM (the job that consumes it still carries the observation) and runs the same
+:meth:`SidecarTask.write` — the same encoding, the same sink's create-if-absent, the same error
+reports — so no Spark Python worker starts (issue #12: starting one, with pyarrow and this module
+imported, cost the 10-commit table's checkpoint ~1.8 s). Larger states keep the job, whose tasks
+spread the encoding over the executors and send the driver no rows.
+
 A retried, speculative or zombie attempt of a partition encodes the same rows in the same order
 (the sort) into the same bytes, and finds the name taken: the earlier attempt's file is kept. A
 task attempt killed while writing leaves at most a hidden temp file of the sink, never a partial
@@ -35,7 +43,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -50,6 +58,11 @@ if TYPE_CHECKING:
 
 #: Rows per Parquet row group of a task-written file.
 ROW_GROUP_ROWS = 131_072
+#: The driver writes a state's one sidecar itself when it holds at most this many file actions
+#: (:func:`on_driver`): twice the fewest actions a sidecar gets to use another core
+#: (:data:`~reference_impl.write.sizing.MIN_ACTIONS_PER_CORE_SIDECAR`), so on two or more cores
+#: a state the sizing gives one sidecar is written by the driver; a few MB of Arrow on the driver.
+DRIVER_ROWS = 10_000
 #: Rows per Arrow batch Spark sends the tasks (``spark.sql.execution.arrow.maxRecordsPerBatch``, 10,000
 #: by default): Spark's Arrow writer takes time quadratic in a batch's rows for a column of null maps
 #: (``add.tags``, a ``remove``'s ``partitionValues`` under every ``add`` row). Measured at 100,000 adds
@@ -152,26 +165,39 @@ class SidecarTask:
 
         context = TaskContext.get()
         assert context is not None, "a sidecar task runs in a Spark task"
-        partition = context.partitionId()
+        report = self.write(context.partitionId(), batches, "the executor's")
+        if report is not None:
+            yield pa.RecordBatch.from_pylist([report], schema=_RESULT_ARROW)
+
+    def write(self, partition: int, batches: Iterator[pa.RecordBatch], where: str) -> dict[str, Any] | None:
+        """Encode ``partition``'s rows and create its sidecar; the report (a :data:`RESULT_SCHEMA` row),
+        None for an empty partition. ``where`` names the Python that runs it, for an import error."""
         first = next(batches, None)
         if first is None:
-            return
+            return None
         data, rows = parquet_bytes(
             itertools.chain([first], batches), first.schema.remove_metadata(), self.layout
         )
         if rows == 0:
-            return
-        report = {"partition": partition, "name": self.names[partition], "rows": rows, "bytes": len(data)}
+            return None
+        report: dict[str, Any] = {
+            "partition": partition,
+            "name": self.names[partition],
+            "rows": rows,
+            "bytes": len(data),
+            "error": None,
+            "path": None,
+        }
         try:
             self.sink.create(self.names[partition], data)
         except StorageError as exc:  # reported to the driver as the store's error, not a task's crash
             report |= {"error": exc.message, "path": exc.path}
-        except ImportError as exc:  # the executors' Python lacks the store's client
+        except ImportError as exc:  # that Python lacks the store's client
             report |= {
-                "error": f"the executor's Python cannot import {exc.name!r}: install it on every executor",
+                "error": f"{where} Python cannot import {exc.name!r}: install it on the driver and every executor",
                 "path": self.sink.directory.uri,
             }
-        yield pa.RecordBatch.from_pylist([report], schema=_RESULT_ARROW)
+        return report
 
 
 @dataclass(frozen=True)
@@ -183,20 +209,30 @@ class TaskFile:
     rows: int
 
 
-def write_in_tasks(df: DataFrame, task: SidecarTask) -> list[TaskFile]:
-    """Run the sidecar job over ``df`` (one task a partition); the files the tasks created, by partition.
+def on_driver(sidecars: int, rows: int) -> bool:
+    """Whether the driver writes the sidecars (module docs): one sidecar of at most :data:`DRIVER_ROWS`
+    file actions to write (``rows``: the state's, or an estimate of them for a state not counted first)."""
+    return sidecars == 1 and rows <= DRIVER_ROWS
 
-    A task the store failed reports it instead of crashing (Spark would show a Python traceback of the
-    worker): the first such failure is raised here as the one :class:`~reference_impl.errors.StorageError`
-    naming its file, with how many other tasks failed (``CKPT-WRITE-011``: the writer cannot create
-    files in ``_delta_log/``)."""
+
+def write_sidecar_files(df: DataFrame, task: SidecarTask, *, driver: bool) -> list[TaskFile]:
+    """Write ``df``'s partitions as sidecars: by the sidecar job (one task a partition) or, with
+    ``driver`` (:func:`on_driver`; ``df`` must then be one partition), by the driver from ``df``
+    collected as Arrow batches. The files created, by partition.
+
+    Either way, a partition the store failed is reported, not raised where it ran (a task would show
+    Spark's Python traceback of the worker): the first such failure is raised here as the one
+    :class:`~reference_impl.errors.StorageError` naming its file, with how many other partitions
+    failed (``CKPT-WRITE-011``: the writer cannot create files in ``_delta_log/``)."""
     spark = df.sparkSession
     before = spark.conf.get(ARROW_BATCH_KEY, None)
-    spark.conf.set(
-        ARROW_BATCH_KEY, str(ARROW_BATCH_ROWS)
-    )  # this job's only (the session's setting is put back)
+    spark.conf.set(ARROW_BATCH_KEY, str(ARROW_BATCH_ROWS))  # this job's only (put back below)
     try:
-        reported = _map_in_arrow(df, task, RESULT_SCHEMA).collect()
+        if driver:
+            report = task.write(0, iter(_collect_as_arrow(df)), "the driver's")
+            reported = [] if report is None else [report]
+        else:
+            reported = [row.asDict() for row in _map_in_arrow(df, task, RESULT_SCHEMA).collect()]
     finally:
         if before is None:
             spark.conf.unset(ARROW_BATCH_KEY)
@@ -204,12 +240,22 @@ def write_in_tasks(df: DataFrame, task: SidecarTask) -> list[TaskFile]:
             spark.conf.set(ARROW_BATCH_KEY, before)
     failed = sorted((r for r in reported if r["error"] is not None), key=lambda r: int(r["partition"]))
     if failed:
-        more = f" ({len(failed) - 1} other sidecar task(s) failed too)" if len(failed) > 1 else ""
+        more = f" ({len(failed) - 1} other sidecar write(s) failed too)" if len(failed) > 1 else ""
         raise StorageError(f"{failed[0]['error']}{more}", path=failed[0]["path"], rule="CKPT-WRITE-011")
     return sorted(
         (TaskFile(int(r["partition"]), str(r["name"]), int(r["rows"])) for r in reported),
         key=lambda f: f.partition,
     )
+
+
+def _collect_as_arrow(df: DataFrame) -> list[pa.RecordBatch]:
+    """``df``'s rows as the JVM's Arrow batches, in partition order: what the sidecar job's tasks
+    would receive (pyspark's ``toArrow`` casts them to a schema of its own; pyspark is pinned:
+    ``pyproject.toml``)."""
+    from pyspark.sql.pandas.conversion import PandasConversionMixin
+
+    assert isinstance(df, PandasConversionMixin), "a classic DataFrame (the writer runs no Spark Connect)"
+    return df._collect_as_arrow()
 
 
 def _map_in_arrow(df: DataFrame, func: SidecarTask, schema: str) -> DataFrame:

@@ -125,7 +125,14 @@ from reference_impl.write.staging import (
     read_back_counts,
     stage,
 )
-from reference_impl.write.task_files import ParquetLayout, SidecarTask, TaskFile, write_empty, write_in_tasks
+from reference_impl.write.task_files import (
+    ParquetLayout,
+    SidecarTask,
+    TaskFile,
+    on_driver,
+    write_empty,
+    write_sidecar_files,
+)
 from spec.vocabulary import CheckpointNaming, CheckpointSpec, LogFileKind, TopLevelFormat
 
 if TYPE_CHECKING:
@@ -355,17 +362,21 @@ class _Writer:
     def _write_sidecar_files(
         self, state: CheckpointRows, file_rows: DataFrame, directory: Location, names: tuple[str, ...]
     ) -> list[WrittenFile]:
-        """The sidecar job (:mod:`~reference_impl.write.task_files`): its tasks create the sidecars at
-        ``names`` (one a partition); then one listing of ``directory``, the read-back (``CKPT-WRITE-005``),
-        and each sidecar's time and name set."""
+        """The sidecars at ``names`` (one a partition; :mod:`~reference_impl.write.task_files`), created by
+        the sidecar job's tasks or, for a small state, by the driver; then one listing of ``directory``,
+        the read-back (``CKPT-WRITE-005``), and each sidecar's time and name set."""
         num = len(names)
         df, expect = self._expectation(state, self._partitioned(file_rows, num, done=state.files is not None))
         sink = self.storage.task_sink(directory)
         layout = ParquetLayout.of(df.schema, self.plan.compression, self.spark.version)
+        replayed = replayed_bytes(self.snap.segment, self.snap.checkpoint)  # of the whole log: an estimate
+        rows = state.to_write().rows if state.counted else log_estimate(*replayed)[0]  # of the rows to write
+        driver = on_driver(num, rows)
         sc = self.spark.sparkContext
-        with self.progress.phase(f"write sidecars ({num} Spark task(s))"), job_group(sc, "sidecars"):
+        where = "by the driver" if driver else f"{num} Spark task(s)"
+        with self.progress.phase(f"write sidecars ({where})"), job_group(sc, "sidecars"):
             sc.setJobDescription(f"delta-ckpt: write sidecars of version {self.version}")
-            files = write_in_tasks(df, SidecarTask(sink, names, layout))
+            files = write_sidecar_files(df, SidecarTask(sink, names, layout), driver=driver)
         if not files and state.file_actions == 0:  # an empty table gets one empty sidecar, as delta-spark
             write_empty(df.schema, sink, names[0], layout)
             files = [TaskFile(0, names[0], 0)]

@@ -33,7 +33,7 @@ from reference_impl.cli.main import main
 from reference_impl.errors import CheckpointError
 from reference_impl.log.naming import commit_name
 from reference_impl.log.table import open_table
-from reference_impl.write import preconditions
+from reference_impl.write import preconditions, task_files
 from reference_impl.write.options import CheckpointOptions
 from reference_impl.write.preconditions import CheckpointRequest, checked_request
 from reference_impl.write.writer import write_checkpoint
@@ -253,15 +253,22 @@ def test_unwritable_delta_log_is_refused(
 
 @pytest.mark.spark
 @pytest.mark.requirement("CKPT-WRITE-011")
-@pytest.mark.parametrize("how", ["a-file-named-_sidecars", "_sidecars-unwritable"])
+@pytest.mark.parametrize(
+    "how", ["a-file-named-_sidecars", "_sidecars-unwritable-by-the-driver", "_sidecars-unwritable-by-tasks"]
+)
 def test_a_sidecars_directory_the_writer_cannot_create_in_is_one_storage_error(
-    how: str, spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    how: str,
+    spark: SparkSession,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A V2 table whose ``_delta_log/_sidecars`` cannot take files — a plain file in its place (the
     driver's ``mkdirs`` fails before any Spark job), or an existing directory made unwritable (the
-    sidecar tasks' creates fail on the executors) — gives one ``STORAGE_ERROR`` line naming
-    ``_sidecars`` (or a sidecar in it) with CKPT-WRITE-011, exit 2, and no change: never a Python
-    traceback of a Spark worker reported as ``INTERNAL_ERROR``.
+    table's one sidecar is created by the driver, or, forced onto the task path, by a sidecar task on
+    an executor) — gives one ``STORAGE_ERROR`` line naming ``_sidecars`` (or a sidecar in it) with
+    CKPT-WRITE-011, exit 2, and no change: never a Python traceback of a Spark worker reported as
+    ``INTERNAL_ERROR``.
 
     Spec: CKPT-WRITE-011
     "A writer asked to checkpoint a table whose `_delta_log/` it cannot create files in (a read-only
@@ -277,6 +284,8 @@ def test_a_sidecars_directory_the_writer_cannot_create_in_is_one_storage_error(
     else:
         sidecars.mkdir()
         blocked = _unwritable(sidecars)
+        if how.endswith("by-tasks"):
+            monkeypatch.setattr(task_files, "DRIVER_ROWS", -1)
     with blocked as what:
         before = tree_listing(table)
         status, stderr = _run_in_process(table, ("--spec", "v2"), capsys)

@@ -1,6 +1,8 @@
 """The sidecar tasks' Parquet encoder: identical rows give identical bytes, Spark's schema is in the footer,
 unique columns are plain (no Spark; the tasks themselves run in test_content.py, test_crash_points.py and
-test_cluster_stores.py); the sidecar job leaves the session's Arrow batch setting as it was (Spark).
+test_cluster_stores.py); the sidecar job leaves the session's Arrow batch setting as it was (Spark); a small
+state's one sidecar is written by the driver, without the sidecar job, into the bytes the task would write,
+the write job's observation still reported (Spark).
 
 Spec: ``spec/checkpoints.md`` §7 Parquet layout, §17.4 Retries, zombies and determinism (a retried or
 zombie attempt of a sidecar task writes the same bytes under the same name).
@@ -10,18 +12,24 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
+import uuid
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from pyspark.sql import SparkSession
+from pyspark.sql import Observation, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from reference_impl.storage import Location
 from reference_impl.storage.sinks import LocalSink
 from reference_impl.write import task_files
+from reference_impl.write.options import CheckpointOptions
 from reference_impl.write.task_files import SPARK_SCHEMA_KEY, SPARK_VERSION_KEY, ParquetLayout, parquet_bytes
+from reference_impl.write.writer import write_checkpoint
+from tests.reference_impl.write.helpers import small_v2_table
 
 SCHEMA = T.StructType(
     [
@@ -126,7 +134,8 @@ def test_the_sidecar_job_puts_the_session_s_arrow_batch_setting_back(
         directory = Location.parse(tmp_path)
         names = ("a.parquet", "b.parquet")
         layout = ParquetLayout.of(df.schema, "snappy", spark.version)
-        files = task_files.write_in_tasks(df, task_files.SidecarTask(LocalSink(directory), names, layout))
+        task = task_files.SidecarTask(LocalSink(directory), names, layout)
+        files = task_files.write_sidecar_files(df, task, driver=False)
         assert spark.conf.get(key, None) == session_value, (
             f"{key} is {spark.conf.get(key, None)!r} after the job"
         )
@@ -134,3 +143,90 @@ def test_the_sidecar_job_puts_the_session_s_arrow_batch_setting_back(
         spark.conf.unset(key)
     assert [(f.name, f.rows) for f in files] == [("a.parquet", 1500), ("b.parquet", 1500)], files
     assert sum(pq.read_metadata(tmp_path / n).num_rows for n in names) == 3000
+
+
+def _no_sidecar_job(*args: object) -> None:
+    raise AssertionError("the sidecar job (mapInArrow: a Spark Python worker a task) ran")
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-WRITE-005")
+def test_the_driver_writes_one_partition_into_the_task_s_bytes_and_the_observation_fires(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One sorted partition of sidecar rows (null maps, a null ``remove``) written by the sidecar job and by
+    the driver (``driver=True``): the same name, rows and bytes; the driver builds no sidecar job; the
+    observation on the DataFrame (the self-check's counts, :class:`~reference_impl.write.staging.ObservedCounts`)
+    is reported by the driver's collection of it.
+
+    Spec: CKPT-WRITE-005
+    "Before publishing a checkpoint, a writer MUST verify that the number of `add` rows it wrote equals the
+    number of live files of the version"
+    """
+    df = (
+        spark.range(0, 2500, numPartitions=3)
+        .selectExpr(
+            "named_struct('path', concat('part-', cast(id as string)), 'partitionValues',"
+            " map('p', cast(id % 3 as string)), 'size', id, 'tags', cast(null as map<string,string>)) as add",
+            "cast(null as struct<path:string>) as remove",
+        )
+        .repartition(1)
+        .sortWithinPartitions("add.path")
+    )
+    layout = ParquetLayout.of(df.schema, "snappy", spark.version)
+    names = ("one.parquet",)
+    written = {}
+    for where in ("tasks", "driver"):
+        (tmp_path / where).mkdir()
+        sink = LocalSink(Location.parse(tmp_path / where))
+        if where == "driver":
+            monkeypatch.setattr(task_files, "_map_in_arrow", _no_sidecar_job)
+            observation = Observation()
+            df = df.observe(observation, F.count(F.lit(1)).alias("rows"), F.count("add").alias("adds"))
+        files = task_files.write_sidecar_files(
+            df, task_files.SidecarTask(sink, names, layout), driver=where == "driver"
+        )
+        assert [(f.partition, f.name, f.rows) for f in files] == [(0, "one.parquet", 2500)], (
+            f"{where}: {files}"
+        )
+        written[where] = (tmp_path / where / "one.parquet").read_bytes()
+    assert observation.get == {"rows": 2500, "adds": 2500}, (
+        f"observed by the driver's collection: {observation.get}"
+    )
+    assert written["driver"] == written["tasks"], (
+        f"{tmp_path}/driver/one.parquet ({len(written['driver'])} bytes) differs from the task's "
+        f"{tmp_path}/tasks/one.parquet ({len(written['tasks'])} bytes)"
+    )
+
+
+@pytest.mark.spark
+def test_a_small_table_s_sidecar_is_written_by_the_driver_as_its_task_would(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A seven-commit V2 table (one sidecar, its state not counted first): the writer writes the sidecar on
+    the driver (its phase says so, no sidecar job); forced onto the task path (``DRIVER_ROWS`` below any
+    state), the same table gets the same sidecar, byte for byte; both read back and counted (12 adds)."""
+    source = small_v2_table(tmp_path / "source")
+    sidecars = {}
+    for where in ("driver", "tasks"):
+        table = tmp_path / where
+        shutil.copytree(source, table)
+        progress = CheckpointOptions().progress
+        options = CheckpointOptions(spec="v2", uuid_factory=lambda: uuid.UUID(int=7), progress=progress)
+        with monkeypatch.context() as patch:
+            if where == "tasks":
+                patch.setattr(task_files, "DRIVER_ROWS", -1)
+            else:
+                patch.setattr(task_files, "_map_in_arrow", _no_sidecar_job)
+            result = write_checkpoint(table, options=options, spark=spark)
+        phases = [p for p in progress.timings if p.startswith("write sidecars")]
+        expected = (
+            "write sidecars (by the driver)" if where == "driver" else "write sidecars (1 Spark task(s))"
+        )
+        assert phases == [expected], f"{table}: phases {list(progress.timings)}"
+        assert [(f.rows, f.adds) for f in result.sidecars] == [(12, 12)], f"{table}: {result.sidecars}"
+        sidecars[where] = (table / "_delta_log" / result.sidecars[0].name).read_bytes()
+    assert sidecars["driver"] == sidecars["tasks"], (
+        f"{tmp_path}: the driver's sidecar ({len(sidecars['driver'])} bytes) differs from the task's "
+        f"({len(sidecars['tasks'])} bytes)"
+    )
