@@ -154,7 +154,8 @@ def _no_sidecar_job(*args: object) -> None:
 def test_the_driver_writes_one_partition_into_the_task_s_bytes_and_the_observation_fires(
     spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """One sorted partition of sidecar rows (null maps, a null ``remove``) written by the sidecar job and by
+    """One sorted partition of sidecar rows (null maps, parsed statistics of timestamps with and without a
+    time zone, dates and decimals, a null ``remove``) written by the sidecar job and by
     the driver (``driver=True``): the same name, rows and bytes; the driver builds no sidecar job; the
     observation on the DataFrame (the self-check's counts, :class:`~reference_impl.write.staging.ObservedCounts`)
     is reported by the driver's collection of it.
@@ -167,7 +168,9 @@ def test_the_driver_writes_one_partition_into_the_task_s_bytes_and_the_observati
         spark.range(0, 2500, numPartitions=3)
         .selectExpr(
             "named_struct('path', concat('part-', cast(id as string)), 'partitionValues',"
-            " map('p', cast(id % 3 as string)), 'size', id, 'tags', cast(null as map<string,string>)) as add",
+            " map('p', cast(id % 3 as string)), 'size', id, 'tags', cast(null as map<string,string>),"
+            " 'stats_parsed', named_struct('ts', timestamp_seconds(id), 'ntz', cast(timestamp_seconds(id) as"
+            " timestamp_ntz), 'd', date_from_unix_date(cast(id as int)), 'dec', cast(id as decimal(12,2)))) as add",
             "cast(null as struct<path:string>) as remove",
         )
         .repartition(1)
