@@ -15,7 +15,8 @@ checkpoint starts from the checkpoint its replay used (the *base*):
 * the other base sidecars are **rewritten**: their surviving rows (those the commits did not
   touch, expired tombstones dropped) go into new sidecars, with
 * the **changes**: the last action per identity of the commits after the base (new adds, new
-  tombstones), sized by the same policy, so an append writes only new sidecars;
+  tombstones), sized by the same policy except that no sidecar is added only to use another core
+  (:meth:`~reference_impl.write.writer._Writer.estimated_sidecars`), so an append writes only new sidecars;
 * **compaction**: a sidecar is *small* below ``cap // SMALL_SHARE`` rows (``cap``: the per-sidecar
   action cap, ``--actions-per-sidecar`` or delta-spark's 50,000; :mod:`~reference_impl.write.sizing`); when
   ``max_small_sidecars`` or more small base sidecars would be reused, all of them are rewritten

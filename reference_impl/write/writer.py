@@ -195,12 +195,17 @@ class _Writer:
     def estimated_sidecars(self, partial: PartialState | None) -> int:
         """How many sidecars a state gets that is not counted before it is written: sized from the
         bytes of the log replayed (module docs of :mod:`reference_impl.write.sizing`); for an
-        incremental state, of what its rows to write are replayed from (:class:`PartialState`)."""
-        replayed = (
-            replayed_bytes(self.snap.segment, self.snap.checkpoint) if partial is None else partial.replayed
-        )
+        incremental state, of what its rows to write are replayed from (:class:`PartialState`), and
+        no sidecar only to use another core: the change is small (an append's), and each sidecar more
+        is a small one the next checkpoints list again until compaction rewrites it, and a sidecar
+        task more, which starts a Python worker of its own."""
+        if partial is None:
+            replayed = replayed_bytes(self.snap.segment, self.snap.checkpoint)
+            cores = self.spark.sparkContext.defaultParallelism
+        else:
+            replayed, cores = partial.replayed, 1
         actions, estimated_bytes = log_estimate(*replayed)
-        return sidecar_count(actions, estimated_bytes, self.spark.sparkContext.defaultParallelism, None)
+        return sidecar_count(actions, estimated_bytes, cores, None)
 
     def _stage_verified(
         self,

@@ -50,7 +50,7 @@ from reference_impl.spark import session
 from reference_impl.spark.session import SMALL_LOG_BYTES, SMALL_LOG_CONF, size_queries
 from reference_impl.storage import Location
 from reference_impl.storage.local import LocalStorage
-from reference_impl.write import name_sets
+from reference_impl.write import name_sets, sizing
 from reference_impl.write.incremental import (
     ADDS_TAG,
     LAYOUT,
@@ -657,3 +657,45 @@ def test_spark_settings_follow_the_commits_after_the_base_not_the_whole_replay(
     counts = [(r.num_add_files, r.num_remove_files) for r in (b, c)]
     want = [(17, 0), (17 - len(victims), len(victims))]
     assert counts == want, f"{table}: B and C count {counts}, want {want}"
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-INC-001")
+def test_an_incremental_write_splits_its_change_by_size_only_not_by_cores(
+    sized: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sized by the default policy, a full write adds sidecars to use the session's cores (at least
+    ``MIN_ACTIONS_PER_CORE_SIDECAR`` actions each, set to 1 here so that a few files are enough); an
+    incremental one writes the change of an append into as few sidecars as its size needs — one —
+    and lists the base's again (each core sidecar would be a small one listed by the next checkpoints,
+    and a sidecar task that starts a Python worker of its own).
+
+    Spec: CKPT-INC-001
+    "A writer MAY list in a V2 checkpoint a sidecar file that it or another writer wrote for an
+    earlier checkpoint of the same table."
+    """
+    cores = sized.sparkContext.defaultParallelism
+    assert cores >= 2, f"the test session has {cores} core(s): a full write would not split by cores either"
+    monkeypatch.setattr(sizing, "MIN_ACTIONS_PER_CORE_SIDECAR", 1)
+    table_schema = schema(schema_field("v", "long"))
+    table = write_log(
+        tmp_path / "table",
+        [
+            [v2_protocol(), metadata(table_schema, configuration={"delta.checkpointPolicy": "v2"})],
+            [commit_info(), *[add(f"f-{i:02d}.parquet", size=100 + i) for i in range(16)]],
+            [commit_info(), *[add(f"new-{i:02d}.parquet", size=500 + i) for i in range(24)]],
+        ],
+    )
+    a = _write(table, 1, NOW_A, sized, per_sidecar=None)
+    assert len(a.sidecars) == cores, (
+        f"{table}: the full write A has {len(a.sidecars)} sidecar(s), want {cores}"
+    )
+    b, new = _step(table, 2, sized, per_sidecar=None)
+    reused = {s.base_name for s in b.sidecars if s.kept_existing}
+    assert reused == {s.base_name for s in a.sidecars} and len(new) == 1, (
+        f"{table}: B lists {sorted(reused)} of A's {[s.base_name for s in a.sidecars]} again and "
+        f"writes {sorted(new)} (want one sidecar for the 24 appended files)"
+    )
+    assert (b.num_add_files, b.num_remove_files) == (40, 0), (
+        f"{table}: B counts {b.num_add_files} adds, {b.num_remove_files} removes (want 40, 0)"
+    )
