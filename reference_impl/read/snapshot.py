@@ -204,11 +204,11 @@ class Snapshot:
             ) from exc
 
     def partitioned_state(self, partitions: int) -> DataFrame:
-        """The rows of :attr:`state_df` in ``partitions`` hash partitions of
-        :func:`placement_key`, made by the reconciliation's own shuffle (:func:`_reconcile`): a
-        writer stages one file per partition from them without shuffling again."""
+        """The rows of :attr:`state_df`, their actions as logged (:func:`live_state`), in ``partitions``
+        hash partitions of :func:`placement_key`, made by the reconciliation's own shuffle
+        (:func:`_reconcile`): a writer stages one file per partition from them without shuffling again."""
         reconciled = _reconcile(self.file_actions, self.needs_merge, self.table, partitions)
-        return live_state(reconciled, self.min_tombstone_ms)
+        return live_state(reconciled, self.min_tombstone_ms, as_logged=True)
 
     def _aggregate(self) -> dict[str, int]:
         if not self._counts:
@@ -402,9 +402,17 @@ def unexpired(min_tombstone_ms: int) -> Column:
     return F.col("add").isNotNull() | (F.col("remove").isNotNull() & (deleted > F.lit(min_tombstone_ms)))
 
 
-def live_state(reconciled: DataFrame, min_tombstone_ms: int) -> DataFrame:
-    """Reconciled file actions as state rows: live files and unexpired tombstones, ``dataChange`` false."""
-    return reconciled.where(unexpired(min_tombstone_ms)).select(
+def live_state(reconciled: DataFrame, min_tombstone_ms: int, *, as_logged: bool = False) -> DataFrame:
+    """Reconciled file actions as state rows: live files and unexpired tombstones, ``dataChange`` false.
+
+    With ``as_logged``, each action is kept as the log has it (``dataChange`` too): for a writer,
+    whose checkpoint rows rebuild every action and set ``dataChange`` false themselves
+    (:func:`~reference_impl.write.rows.checkpoint_add`) — one copy of each row's action less (issue #12).
+    """
+    live = reconciled.where(unexpired(min_tombstone_ms))
+    if as_logged:
+        return live.select("add", F.when(F.col("add").isNull(), F.col("remove")).alias("remove"))
+    return live.select(
         F.when(F.col("add").isNotNull(), F.col("add").withField("dataChange", F.lit(False))).alias("add"),
         F.when(F.col("add").isNull(), F.col("remove").withField("dataChange", F.lit(False))).alias("remove"),
     )
@@ -420,9 +428,10 @@ def file_actions_of_commits(commits: DataFrame) -> DataFrame:
 def reconcile_commits(
     commits: DataFrame, root: Location, min_tombstone_ms: int, partitions: int | None = None
 ) -> DataFrame:
-    """The state rows the file actions of ``commits`` alone leave: the last action per identity;
-    with ``partitions``, in that many hash partitions (as :meth:`Snapshot.partitioned_state`)."""
-    return live_state(_reconcile(file_actions_of_commits(commits), True, root, partitions), min_tombstone_ms)
+    """The state rows the file actions of ``commits`` alone leave: the last action per identity, as
+    logged (a writer's, as :meth:`Snapshot.partitioned_state`); with ``partitions``, in that many hash partitions."""
+    reconciled = _reconcile(file_actions_of_commits(commits), True, root, partitions)
+    return live_state(reconciled, min_tombstone_ms, as_logged=True)
 
 
 def read_snapshot(

@@ -121,13 +121,14 @@ def checkpoint_add(snap: Snapshot, plan: CheckpointPlan) -> Column:
     add = F.col("add")
     fields: list[Column] = []
     for name in CHECKPOINT_ADD_FIELDS:
-        fields.append(F.lit(False).alias(name) if name == "dataChange" else add.getField(name).alias(name))
+        value = _nullable_in(add, F.lit(False)) if name == "dataChange" else add.getField(name)
+        fields.append(value.alias(name))
     if plan.stats_json:
         fields.append(add.getField("stats").alias("stats"))
     if plan.stats_struct:
         parsed_pv = partition_values_parsed(snap.metadata, add.getField("partitionValues"))
         if parsed_pv is not None:
-            fields.append(parsed_pv.alias("partitionValues_parsed"))
+            fields.append(_nullable_in(add, parsed_pv).alias("partitionValues_parsed"))
         schema = stats_schema(snap.metadata, deletion_vectors="deletionVectors" in snap.reader_features)
         fields.append(parsed_stats(add.getField("stats"), schema).alias("stats_parsed"))
     return F.when(add.isNotNull(), F.struct(*fields))
@@ -137,10 +138,18 @@ def checkpoint_remove() -> Column:
     """The ``remove`` column of a checkpoint: no stats, no tags, ``dataChange`` false."""
     remove = F.col("remove")
     fields = [
-        F.lit(False).alias(n) if n == "dataChange" else remove.getField(n).alias(n)
+        (_nullable_in(remove, F.lit(False)) if n == "dataChange" else remove.getField(n)).alias(n)
         for n in CHECKPOINT_REMOVE_FIELDS
     ]
     return F.when(remove.isNotNull(), F.struct(*fields))
+
+
+def _nullable_in(action: Column, value: Column) -> Column:
+    """``value`` for a field of the shaped ``action`` (built only where ``action`` is not null), typed
+    nullable: the shaped action then has its all-nullable type already and the cast of
+    :func:`~reference_impl.spark.columns.nullable_df` is no second copy of every row's action (Spark
+    drops a cast to the same type; a literal ``false`` or a ``struct(…)`` is not nullable). Issue #12."""
+    return F.when(action.isNotNull(), value)
 
 
 def json_line(action: dict[str, Any]) -> str:
