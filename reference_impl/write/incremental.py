@@ -264,6 +264,7 @@ def plan_partial(
     commits = read_commits(spark, snap.storage, snap.listing.log_dir, snap.segment.commits)
     hit: set[str] = set()
     read = 0
+    touched_rows: int | None = 0  # file actions of the commits after the base, when counted
     changed: Callable[[int | None], DataFrame]
     if commits is None:
         changed = functools.partial(_no_changes, snap)
@@ -273,7 +274,7 @@ def plan_partial(
         touched = commits.where(F.col("add").isNotNull() | F.col("remove").isNotNull()).select(
             *file_identity(snap.table)
         )
-        hit, read = _touched_sidecars(spark, snap.storage, candidates, touched)
+        hit, read, touched_rows = _touched_sidecars(spark, snap.storage, candidates, touched)
     scanned = [replace(r, touched=r.resolved.name in hit) for r in counted]
     decision = replace(
         decide(scanned, cutoff, reuse_after, small, max_small), searched=len(candidates), read=read
@@ -294,7 +295,9 @@ def plan_partial(
     reused = [s.as_reused() for s in decision.reused]
     # Only the changes (an append): reconciled straight into the partitions its sidecars are written from.
     partitioned = commits is not None and carried is None
-    return PartialState(reused, changed, carried, replayed, partitioned), decision
+    # The changes are at most one row a file action of the commits; the carried rows, the rewritten ones'.
+    bound = None if touched_rows is None else touched_rows + sum(s.rows for s in rewritten)
+    return PartialState(reused, changed, carried, replayed, partitioned, bound), decision
 
 
 def _no_changes(snap: Snapshot, _partitions: int | None) -> DataFrame:
@@ -369,7 +372,7 @@ _PATHS = T.StructType(
 
 def _touched_sidecars(
     spark: SparkSession, storage: Storage, sidecars: list[BaseSidecar], touched: DataFrame
-) -> tuple[set[str], int]:
+) -> tuple[set[str], int, int | None]:
     """Names of the base sidecars that may hold a touched identity: a row whose canonical name
     (:func:`~reference_impl.spark.columns.canonical_name`) a touched file shares, or that has none.
     A superset of the sidecars that hold one (rewriting a sidecar is always safe: its rows are then
@@ -378,16 +381,20 @@ def _touched_sidecars(
     touched names' hashes (one Spark job, reading the commits; one probe of all sets,
     :func:`~reference_impl.write.name_sets.holders`); the others are read, only
     ``add.path`` and ``remove.path``, the touched names broadcast (one Spark job). Also returns how
-    many sidecars were read."""
+    many sidecars were read, and the rows of ``touched`` when the name-set job counted them (else None)."""
     spark.sparkContext.setJobDescription(f"delta-ckpt: find touched files in {len(sidecars)} base sidecar(s)")
     loaded = name_sets.load_all(storage, [(s.resolved.path, s.name_set_tag) for s in sidecars])
     sets = {s.resolved.name: found for s, found in zip(sidecars, loaded, strict=True) if found is not None}
-    hit = name_sets.holders(sets, name_sets.touched_hashes(touched)) if sets else set()
+    hit: set[str] = set()
+    rows = None
+    if sets:
+        hashes, rows = name_sets.touched_hashes(touched)
+        hit = name_sets.holders(sets, hashes)
     unread = [s.resolved.path.spark_uri() for s in sidecars if s.resolved.name not in sets]
     if unread:
         maybe, candidate = _maybe_touched(_keyed(spark, unread, _PATHS), touched)
         hit |= {r["_name"] for r in maybe.where(candidate).select("_name").collect()}
-    return hit, len(unread)
+    return hit, len(unread), rows
 
 
 def _keyed(spark: SparkSession, uris: list[str], schema: T.StructType, *columns: str) -> DataFrame:

@@ -76,13 +76,13 @@ def row_name_hash() -> Column:
     return F.when(name.isNotNull(), F.xxhash64(name))
 
 
-def touched_hashes(touched: DataFrame) -> pa.Array:
+def touched_hashes(touched: DataFrame) -> tuple[pa.Array, int]:
     """The distinct hashes of the last path segments of ``touched``'s canonical paths (``_path``),
-    sorted; one Spark job, no shuffle (the commits after the base are read and canonicalized once;
-    made distinct on the driver), collected as Arrow."""
+    sorted, and how many rows ``touched`` has; one Spark job, no shuffle (the commits after the base
+    are read and canonicalized once; made distinct on the driver), collected as Arrow."""
     key = F.xxhash64(F.substring_index("_path", "/", -1)).alias("_h")
     column = touched.select(key).toArrow().column("_h").combine_chunks()
-    return pc.unique(column.cast(pa.int64()))
+    return pc.unique(column.cast(pa.int64())), len(column)
 
 
 def encode(hashes: list[int]) -> bytes:

@@ -213,13 +213,16 @@ class PartialState:
     sizes the sidecars they are written to). ``changed(n)`` plans the changes reconciled in ``n``
     hash partitions (``None``: Spark's), built once per write (Spark analyses a plan as it is made);
     with ``partitioned`` (no rows ``carried``: an append) its sidecars are written from the
-    reconciliation's own shuffle, as a full state's (:meth:`~reference_impl.read.snapshot.Snapshot.partitioned_state`)."""
+    reconciliation's own shuffle, as a full state's (:meth:`~reference_impl.read.snapshot.Snapshot.partitioned_state`).
+    ``rows``, when known: at most that many rows to write (the commits' file actions, counted by the
+    search for touched files, plus the rewritten sidecars' rows)."""
 
     reused: list[WrittenFile]
     changed: Callable[[int | None], DataFrame]
     carried: DataFrame | None
     replayed: tuple[int, int]
     partitioned: bool = False
+    rows: int | None = None
 
 
 def state_rows(

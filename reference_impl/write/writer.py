@@ -173,6 +173,8 @@ class _Writer:
         self.version = snap.version
         self.storage = snap.storage
         self.staging = StagingArea(self.storage, self.log_dir)
+        #: An incremental write's plan (:meth:`plan_partial`); None: the whole state is written.
+        self.partial: PartialState | None = None
         listing = snap.listing
         listed = {f.name for cp in listing.checkpoints for f in cp.files} | set(listing.incomplete)
         self.publisher = Publisher(
@@ -192,20 +194,24 @@ class _Writer:
             df = df.repartition(num, F.coalesce(F.col("add.path"), F.col("remove.path")))
         return self.hooks.prepare(df.sortWithinPartitions(*row_order(df)))
 
-    def estimated_sidecars(self, partial: PartialState | None) -> int:
-        """How many sidecars a state gets that is not counted before it is written: sized from the
+    def _estimate(self) -> tuple[int, int]:
+        """(file actions, action bytes) to write of a state not counted before it is written, from the
         bytes of the log replayed (module docs of :mod:`reference_impl.write.sizing`); for an
-        incremental state, of what its rows to write are replayed from (:class:`PartialState`), and
-        no sidecar only to use another core: the change is small (an append's), and each sidecar more
-        is a small one the next checkpoints list again until compaction rewrites it, and a sidecar
-        task more, which starts a Python worker of its own."""
-        if partial is None:
-            replayed = replayed_bytes(self.snap.segment, self.snap.checkpoint)
-            cores = self.spark.sparkContext.defaultParallelism
-        else:
-            replayed, cores = partial.replayed, 1
-        actions, estimated_bytes = log_estimate(*replayed)
-        return sidecar_count(actions, estimated_bytes, cores, None)
+        incremental state (:attr:`partial`), of what its rows to write are replayed from, and no more
+        actions than its plan's bound (:attr:`PartialState.rows`)."""
+        if self.partial is None:
+            return log_estimate(*replayed_bytes(self.snap.segment, self.snap.checkpoint))
+        actions, estimated_bytes = log_estimate(*self.partial.replayed)
+        bound = actions if self.partial.rows is None else self.partial.rows
+        return min(actions, bound), estimated_bytes
+
+    def estimated_sidecars(self) -> int:
+        """How many sidecars a state gets that is not counted before it is written (:meth:`_estimate`);
+        for an incremental state no sidecar only to use another core: the change is small (an
+        append's), and each sidecar more is a small one the next checkpoints list again until
+        compaction rewrites it, and a sidecar task more, which starts a Python worker of its own."""
+        cores = self.spark.sparkContext.defaultParallelism if self.partial is None else 1
+        return sidecar_count(*self._estimate(), cores, None)
 
     def _stage_verified(
         self,
@@ -374,8 +380,7 @@ class _Writer:
         df, expect = self._expectation(state, self._partitioned(file_rows, num, done=state.files is not None))
         sink = self.storage.task_sink(directory)
         layout = ParquetLayout.of(df.schema, self.plan.compression, self.spark.version)
-        replayed = replayed_bytes(self.snap.segment, self.snap.checkpoint)  # of the whole log: an estimate
-        rows = state.to_write().rows if state.counted else log_estimate(*replayed)[0]  # of the rows to write
+        rows = state.to_write().rows if state.counted else self._estimate()[0]  # of the rows to write
         driver = on_driver(num, rows)
         sc = self.spark.sparkContext
         where = "by the driver" if driver else f"{num} Spark task(s)"
@@ -445,6 +450,7 @@ class _Writer:
             return None
         partial, decision = found
         self.progress.note(decision.note())
+        self.partial = partial
         return partial
 
     def _checkpoint_metadata(
@@ -705,7 +711,7 @@ def _write(
         count = _needs_counts(plan)
         phase = "reconcile and count the state" if count else "shape the state (reconciled as it is written)"
         sidecars = plan.spec is CheckpointSpec.V2 and plan.sidecars
-        partitions = writer.estimated_sidecars(partial) if sidecars and not count else None
+        partitions = writer.estimated_sidecars() if sidecars and not count else None
         with options.progress.phase(phase), snap.replay_errors():
             state = state_rows(spark, snap, plan, partial, count=count, partitions=partitions)
         schema: T.StructType | None

@@ -50,7 +50,7 @@ from reference_impl.spark import session
 from reference_impl.spark.session import SMALL_LOG_BYTES, SMALL_LOG_CONF, size_queries
 from reference_impl.storage import Location
 from reference_impl.storage.local import LocalStorage
-from reference_impl.write import name_sets, sizing
+from reference_impl.write import name_sets, sizing, task_files
 from reference_impl.write.incremental import (
     ADDS_TAG,
     LAYOUT,
@@ -65,6 +65,7 @@ from reference_impl.write.incremental import (
 )
 from reference_impl.write.options import CheckpointOptions
 from reference_impl.write.result import CheckpointResult, WrittenFile
+from reference_impl.write.sizing import log_estimate
 from reference_impl.write.writer import write_checkpoint
 from spec.table_state import TableState
 from spec.vocabulary import CheckpointSpec
@@ -698,4 +699,45 @@ def test_an_incremental_write_splits_its_change_by_size_only_not_by_cores(
     )
     assert (b.num_add_files, b.num_remove_files) == (40, 0), (
         f"{table}: B counts {b.num_add_files} adds, {b.num_remove_files} removes (want 40, 0)"
+    )
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-INC-001")
+def test_an_incremental_write_of_a_few_files_writes_its_sidecar_on_the_driver(
+    sized: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whether the driver writes a state's one sidecar (``task_files.on_driver``, at most ``DRIVER_ROWS``
+    rows, set to 8 here) is judged for an incremental write by the rows it writes — at most one a file
+    action of the commits after the base, counted by the search for touched files — not by an estimate
+    from the whole log replayed (the base's sidecars: 40 files here) nor from the commits' bytes (3
+    appended files with 3,000-character tags, which ``log_estimate`` takes for more than 8 actions).
+
+    Spec: CKPT-INC-001
+    "A writer MAY list in a V2 checkpoint a sidecar file that it or another writer wrote for an
+    earlier checkpoint of the same table."
+    """
+    monkeypatch.setattr(task_files, "DRIVER_ROWS", 8)
+    table_schema = schema(schema_field("v", "long"))
+    table = write_log(
+        tmp_path / "table",
+        [
+            [v2_protocol(), metadata(table_schema, configuration={"delta.checkpointPolicy": "v2"})],
+            [commit_info(), *[add(f"f-{i:02d}.parquet", size=100 + i) for i in range(40)]],
+            [commit_info(), *[add(f"new-{i}.parquet", tags={"pad": "x" * 3000}) for i in range(3)]],
+        ],
+    )
+    appended = (log_dir(table) / f"{2:020d}.json").stat().st_size
+    assert log_estimate(appended, 0)[0] > 8, (
+        f"{table}: the append's {appended} bytes are estimated as 8 actions or fewer"
+    )
+    a = _write(table, 1, NOW_A, sized, per_sidecar=None)
+    b, new = _step(table, 2, sized, per_sidecar=None)
+    reused = {s.base_name for s in b.sidecars if s.kept_existing}
+    assert reused == {s.base_name for s in a.sidecars} and len(new) == 1, (
+        f"{table}: B lists {sorted(reused)} of A's {[s.base_name for s in a.sidecars]} again and writes {sorted(new)}"
+    )
+    assert "write sidecars (by the driver)" in b.timings, f"{table}: B's phases {sorted(b.timings)}"
+    assert (b.num_add_files, b.num_remove_files) == (43, 0), (
+        f"{table}: B counts {b.num_add_files} adds, {b.num_remove_files} removes (want 43, 0)"
     )
