@@ -171,12 +171,17 @@ def actions_df(spark: SparkSession, actions: list[dict[str, Any]], columns: tupl
     return parsed.select(*[F.col("a").getField(f.name).alias(f.name) for f in schema.fields])
 
 
-def _v1_columns(state: DataFrame) -> DataFrame:
-    """State rows (``add``, ``remove``) with the V1 checkpoint columns, the others null."""
-    rows = state.select(F.lit(None).cast(ACTION_STRUCTS["txn"]).alias("txn"), "add", "remove")
-    for column in ("metaData", "protocol", "domainMetadata"):
-        rows = rows.withColumn(column, F.lit(None).cast(ACTION_STRUCTS[column]))
-    return rows
+def _v1_columns(rows: DataFrame) -> DataFrame:
+    """``rows`` (any subset of the V1 checkpoint columns, e.g. a state's ``add``, ``remove``) with the
+    V1 checkpoint columns, the missing ones null: one ``select`` (Spark analyses every DataFrame as it
+    is made; issue #12)."""
+    present = set(rows.columns)
+    return rows.select(
+        *[
+            F.col(c) if c in present else F.lit(None).cast(ACTION_STRUCTS[c]).alias(c)
+            for c in V1_CHECKPOINT_COLUMNS
+        ]
+    )
 
 
 def _shaped(rows: DataFrame, snap: Snapshot, plan: CheckpointPlan) -> DataFrame:
@@ -250,8 +255,12 @@ def state_rows(
         state = partial.changed(by)
     else:
         state = snap.state_df if by is None else snap.partitioned_state(by)
-    everything = actions_df(spark, non_file, V1_CHECKPOINT_COLUMNS).unionByName(_v1_columns(state))
-    shaped = _shaped(everything, snap, plan)
+    # The state is shaped once, for the rows and the file rows; the non-file rows apart (a row's shape
+    # does not depend on the others: the same rows as shaping their union). Issue #12: each DataFrame
+    # built is a Catalyst analysis of these wide nested schemas on the driver.
+    shaped_state = _shaped(_v1_columns(state), snap, plan)
+    head = _shaped(actions_df(spark, non_file, V1_CHECKPOINT_COLUMNS), snap, plan)
+    shaped = head.unionByName(shaped_state)
     if partial is not None and partial.carried is not None:
         carried = partial.carried.select(
             *[
@@ -262,7 +271,7 @@ def state_rows(
         shaped = shaped.unionByName(carried)
     reused = [] if partial is None else partial.reused
     if not count:
-        files = None if by is None else _shaped(_v1_columns(state), snap, plan).select(*FILE_ACTIONS)
+        files = None if by is None else shaped_state.select(*FILE_ACTIONS)
         return CheckpointRows(
             shaped, 0, 0, non_file, reused=reused, counted=False, files=files, partitions=partitions
         )
@@ -281,13 +290,7 @@ def state_rows(
 
 def shape_rows(inline: DataFrame, snap: Snapshot, plan: CheckpointPlan) -> CheckpointRows:
     """Given ``add``/``remove`` rows (any subset of the V1 columns) as checkpoint rows, counted."""
-    rows = inline.select(
-        *[
-            F.col(c) if c in inline.columns else F.lit(None).cast(ACTION_STRUCTS[c]).alias(c)
-            for c in V1_CHECKPOINT_COLUMNS
-        ]
-    )
-    shaped = _shaped(rows, snap, plan)
+    shaped = _shaped(_v1_columns(inline), snap, plan)
     adds, removes, estimated_bytes = _counts(shaped)
     return CheckpointRows(shaped, adds, removes, [], estimated_bytes)
 
