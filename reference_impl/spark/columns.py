@@ -108,8 +108,13 @@ def as_nullable(dtype: DataType) -> DataType:
 
 
 def nullable_df(df: DataFrame) -> DataFrame:
-    """Cast every column to its all-nullable type (Spark then writes every Parquet field optional)."""
-    return df.select(*[F.col(f.name).cast(as_nullable(f.dataType)).alias(f.name) for f in df.schema.fields])
+    """Cast every column to its all-nullable type (Spark then writes every Parquet field optional);
+    ``df`` itself when every column's type is all-nullable already: no DataFrame whose casts Spark
+    would drop, but whose ``select`` it analyses as it is made (issue #12)."""
+    fields = df.schema.fields
+    if all(f.dataType == as_nullable(f.dataType) for f in fields):
+        return df
+    return df.select(*[F.col(f.name).cast(as_nullable(f.dataType)).alias(f.name) for f in fields])
 
 
 #: A URI scheme at the start of a path (RFC 3986 §3.1).

@@ -14,6 +14,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from reference_impl.read.snapshot import read_snapshot
+from reference_impl.spark.columns import as_nullable, nullable_df
 from reference_impl.write.options import CheckpointOptions, resolve_plan
 from reference_impl.write.rows import empty_rows, state_rows
 from tests.reference_impl.write.test_content import build_column_mapped_table
@@ -42,3 +43,28 @@ def test_empty_rows_have_the_column_types_of_the_state_s_rows(
         f"state rows {state.rows.schema.simpleString()}"
     )
     assert empty.file_rows().schema == state.file_rows().schema, f"{table} ({stats}): file rows differ"
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-SCHEMA-003")
+def test_nullable_df_casts_only_what_is_not_nullable(spark: SparkSession) -> None:
+    """:func:`nullable_df` makes a struct field that is not nullable (a literal's) nullable, and returns an
+    all-nullable DataFrame itself: no ``select`` more for Spark to analyse (issue #12: the checkpoint
+    rows are shaped nullable already).
+
+    Spec: CKPT-SCHEMA-003
+    > A writer SHOULD declare every field of a checkpoint file, at every nesting level, as optional
+    > (nullable), except map keys, which Parquet requires to be required.
+    """
+    from pyspark.sql import functions as F
+
+    required = spark.range(1).select(F.struct(F.lit(1).alias("x")).alias("s"))
+    required_type = required.schema["s"].dataType
+    assert required_type != as_nullable(required_type), f"the input: {required.schema.simpleString()}"
+    cast = nullable_df(required)
+    assert cast is not required, "a field that is not nullable was left as it is"
+    cast_type = cast.schema["s"].dataType
+    assert cast_type == as_nullable(cast_type), f"nullable_df gave {cast.schema.simpleString()}"
+    assert nullable_df(cast) is cast, (
+        f"an all-nullable DataFrame was selected again: {cast.schema.simpleString()}"
+    )
