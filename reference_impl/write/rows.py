@@ -159,16 +159,15 @@ def json_line(action: dict[str, Any]) -> str:
 def actions_df(spark: SparkSession, actions: list[dict[str, Any]], columns: tuple[str, ...]) -> DataFrame:
     """A DataFrame of single-action rows from JSON-form actions (few: non-file actions only).
 
-    Built from literals and ``from_json`` in the JVM — no Python worker is started.
+    Built from literals and ``from_json`` in the JVM — no Python worker is started — in one ``select``
+    (``inline`` of the parsed lines: a row per action, a column per field; Spark analyses every
+    DataFrame as it is made, issue #12).
     """
     schema = single_action_schema(columns)
     if not actions:
         return spark.range(0).select(*[F.lit(None).cast(f.dataType).alias(f.name) for f in schema.fields])
     lines = F.array(*[F.lit(json_line(a)) for a in actions])
-    parsed = (
-        spark.range(1).select(F.explode(lines).alias("line")).select(F.from_json("line", schema).alias("a"))
-    )
-    return parsed.select(*[F.col("a").getField(f.name).alias(f.name) for f in schema.fields])
+    return spark.range(1).select(F.inline(F.transform(lines, lambda line: F.from_json(line, schema))))
 
 
 def _v1_columns(rows: DataFrame) -> DataFrame:

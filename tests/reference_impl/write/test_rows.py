@@ -9,14 +9,17 @@ state's own rows have, although :func:`empty_rows` takes them without planning t
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
 
+from reference_impl.log.actions import V1_CHECKPOINT_COLUMNS
 from reference_impl.read.snapshot import read_snapshot
 from reference_impl.spark.columns import as_nullable, nullable_df
+from reference_impl.spark.schemas import single_action_schema
 from reference_impl.write.options import CheckpointOptions, resolve_plan
-from reference_impl.write.rows import empty_rows, state_rows
+from reference_impl.write.rows import actions_df, empty_rows, state_rows
 from tests.reference_impl.write.test_content import build_column_mapped_table
 
 
@@ -68,3 +71,36 @@ def test_nullable_df_casts_only_what_is_not_nullable(spark: SparkSession) -> Non
     assert nullable_df(cast) is cast, (
         f"an all-nullable DataFrame was selected again: {cast.schema.simpleString()}"
     )
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-CONTENT-001")
+def test_actions_df_gives_each_action_back_as_one_row(spark: SparkSession) -> None:
+    """:func:`actions_df`: one row per JSON-form action, in their order, the action in its own column and
+    every other column null, typed as the single-action schema; no actions: no rows, the same types.
+
+    Spec: CKPT-CONTENT-001
+    > A checkpoint named for version `n` MUST describe exactly the table state obtained by reconciling
+    > the actions of all commits from version 0 through version `n`.
+    """
+    actions: list[dict[str, Any]] = [
+        {"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}},
+        {"metaData": {"id": "m", "format": {"provider": "parquet", "options": {}}, "partitionColumns": []}},
+        {"txn": {"appId": "app", "version": 3, "lastUpdated": 7}},
+        {"domainMetadata": {"domain": "d", "configuration": "{}", "removed": False}},
+    ]
+    schema = single_action_schema(V1_CHECKPOINT_COLUMNS)
+    df = actions_df(spark, actions, V1_CHECKPOINT_COLUMNS)
+    assert df.schema == schema, f"actions_df: {df.schema.simpleString()}"
+    rows = [row.asDict(recursive=True) for row in df.collect()]
+    got = [{k: _without_nulls(v) for k, v in row.items() if v is not None} for row in rows]
+    assert got == actions, f"actions_df gave {got}"
+    empty = actions_df(spark, [], V1_CHECKPOINT_COLUMNS)
+    assert empty.schema == schema and empty.count() == 0, f"no actions: {empty.schema.simpleString()}"
+
+
+def _without_nulls(value: object) -> object:
+    """``value`` with the null fields of its structs left out (the input actions do not spell them)."""
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    return value
