@@ -11,6 +11,7 @@ are labelled with it), with versions, machine and the exact command.
 |---|---|---|
 | ``ours-v2`` | v2 | ``delta-ckpt checkpoint --spec v2`` (replay, reconcile, write sidecars, read back, publish) |
 | ``ours-v2-c2`` | v2 | the same with the JVM's default JIT/GC (``spark.driver.extraJavaOptions`` without the short-job flags) |
+| ``ours-v2-json`` | v2 | the same with ``--stats json``: statistics as JSON only, no ``stats_parsed``/``partitionValues_parsed`` — the content deltalake's checkpoint has (its ``writeStatsAsStruct`` defaults to false; ours and delta-spark's to true) |
 | ``ours-v1`` | classic | ``delta-ckpt checkpoint --spec v1`` |
 | ``delta-spark-v2`` / ``-v1`` | v2 / classic | ``DeltaLog.forTable`` + ``update()`` + ``checkpoint()`` (delta-spark's default JVM flags) |
 | ``deltalake`` | classic | ``DeltaTable(path)`` + ``create_checkpoint()`` (deltalake writes V1) |
@@ -22,7 +23,7 @@ are labelled with it), with versions, machine and the exact command.
 | ``cli-checkpoint`` / ``cli-snapshot`` | 10 commits | whole wall time of one ``delta-ckpt checkpoint`` / ``snapshot`` command (size-independent) |
 
 Where ``op`` starts: for the delta-spark contenders and ``ours-snapshot`` after the child's Spark
-session is up (JVM start-up excluded); for ``ours-v1``/``ours-v2``/``ours-v2-c2``/``ours-v2-incr*`` it is
+session is up (JVM start-up excluded); for ``ours-v1``/``ours-v2``/``ours-v2-c2``/``ours-v2-json``/``ours-v2-incr*`` it is
 the writer's own ``total`` (``--json`` ``timingsSeconds``), whose clock starts before its session is
 ready, so it includes waiting for the JVM the CLI launched at process start (the part of JVM start-up
 not overlapped by imports: the time of ``op`` outside its phases) — against ours, not for it.
@@ -75,7 +76,7 @@ sys.path.insert(0, str(ROOT))
 from synthetic_table import append, generate  # noqa: E402
 
 CONTENDERS = (
-    "ours-v2", "ours-v2-c2", "ours-v1", "delta-spark-v2", "delta-spark-v1", "deltalake", "pyarrow-floor",
+    "ours-v2", "ours-v2-c2", "ours-v2-json", "ours-v1", "delta-spark-v2", "delta-spark-v1", "deltalake", "pyarrow-floor",
     "ours-snapshot", "delta-spark-snapshot", "cli-checkpoint", "cli-snapshot", "ours-v2-incr",
     "ours-v2-incr-full",
 )  # fmt: skip
@@ -84,7 +85,7 @@ DEFAULT_CONTENDERS = (
     "cli-checkpoint", "cli-snapshot",
 )  # fmt: skip
 TABLE_OF = {
-    "ours-v1": "classic", "ours-v2": "v2", "ours-v2-c2": "v2", "delta-spark-v1": "classic",
+    "ours-v1": "classic", "ours-v2": "v2", "ours-v2-c2": "v2", "ours-v2-json": "v2", "delta-spark-v1": "classic",
     "delta-spark-v2": "v2", "deltalake": "classic", "pyarrow-floor": "classic", "ours-snapshot": "v2cp",
     "delta-spark-snapshot": "v2cp", "cli-checkpoint": "small", "cli-snapshot": "small",
     "ours-v2-incr": "v2incr", "ours-v2-incr-full": "v2incr",
@@ -338,22 +339,31 @@ def _load() -> float:
 
 
 def _ours_cli(
-    table: Path, driver_memory: str, spec: str, java: str | None = None, *, incremental: bool = False
+    table: Path,
+    driver_memory: str,
+    spec: str,
+    java: str | None = None,
+    *,
+    incremental: bool = False,
+    stats: str | None = None,
 ) -> list[str]:
-    """``delta-ckpt checkpoint TABLE --spec SPEC [--incremental] --json`` with the benchmark's Spark settings."""
+    """``delta-ckpt checkpoint TABLE --spec SPEC [--incremental] [--stats STATS] --json`` with the
+    benchmark's Spark settings."""
     conf = ["--conf", f"spark.driver.memory={driver_memory}"]
     if java is not None:
         conf += ["--conf", java]
     cli = [PYTHON, "-m", "reference_impl.cli", "--master", "local[2]", *conf]
     mode = ["--incremental"] if incremental else []
+    mode += ["--stats", stats] if stats else []
     return [*cli, "checkpoint", str(table), "--spec", spec, *mode, "--json"]
 
 
 def _command(contender: str, table: Path, driver_memory: str) -> list[str]:
-    if contender in ("ours-v1", "ours-v2", "ours-v2-c2"):
+    if contender in ("ours-v1", "ours-v2", "ours-v2-c2", "ours-v2-json"):
         spec = contender.split("-")[1]
         java = DEFAULT_JAVA_OPTIONS if contender == "ours-v2-c2" else None
-        return _ours_cli(table, driver_memory, spec, java=java)
+        stats = "json" if contender == "ours-v2-json" else None
+        return _ours_cli(table, driver_memory, spec, java=java, stats=stats)
     if contender in ("ours-v2-incr", "ours-v2-incr-full"):
         return _ours_cli(table, driver_memory, "v2", incremental=contender == "ours-v2-incr")
     if contender == "cli-checkpoint":
@@ -537,6 +547,7 @@ RATIOS: tuple[tuple[str, str, str, int | None, float | None], ...] = (
     ("ours V2 / delta-spark V2 at 1M (target ≤ 0.4)", "ours-v2", "delta-spark-v2", 1_000_000, 0.4),
     ("ours V2 / deltalake (V1) at 1M (target ≤ 1.2)", "ours-v2", "deltalake", 1_000_000, 1.2),
     ("ours V2 / deltalake (V1)", "ours-v2", "deltalake", None, None),
+    ("ours V2 with JSON statistics only (deltalake's content) / deltalake (V1)", "ours-v2-json", "deltalake", None, None),
     ("ours V2 / pyarrow floor", "ours-v2", "pyarrow-floor", None, None),
     ("ours V2, short-job JVM flags / default JVM flags", "ours-v2", "ours-v2-c2", None, None),
     ("ours incremental / ours full, after a 1 % append (target ≤ 0.1)", "ours-v2-incr", "ours-v2-incr-full", None, 0.1),
