@@ -223,7 +223,12 @@ def write_sidecar_files(df: DataFrame, task: SidecarTask, *, driver: bool) -> li
     Either way, a partition the store failed is reported, not raised where it ran (a task would show
     Spark's Python traceback of the worker): the first such failure is raised here as the one
     :class:`~reference_impl.errors.StorageError` naming its file, with how many other partitions
-    failed (``CKPT-WRITE-011``: the writer cannot create files in ``_delta_log/``)."""
+    failed (``CKPT-WRITE-011``: the writer cannot create files in ``_delta_log/``).
+
+    The driver names what it collects by partition 0: given more than one name, it would put every
+    partition's rows into the first sidecar, so it refuses before any job."""
+    if driver and len(task.names) != 1:
+        raise ValueError(f"the driver writes one sidecar, not {len(task.names)}: {task.names}")
     spark = df.sparkSession
     before = spark.conf.get(ARROW_BATCH_KEY, None)
     spark.conf.set(ARROW_BATCH_KEY, str(ARROW_BATCH_ROWS))  # this job's only (put back below)

@@ -233,3 +233,33 @@ def test_a_small_table_s_sidecar_is_written_by_the_driver_as_its_task_would(
         f"{tmp_path}: the driver's sidecar ({len(sidecars['driver'])} bytes) differs from the task's "
         f"({len(sidecars['tasks'])} bytes)"
     )
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-WRITE-005")
+def test_the_driver_refuses_to_write_more_than_one_sidecar(spark: SparkSession, tmp_path: Path) -> None:
+    """The driver writes what it collects as partition 0's sidecar: asked for two (two partitions, two
+    names), it refuses before any job instead of putting both partitions' rows into the first name, and
+    creates nothing.
+
+    Spec: CKPT-WRITE-005
+    "Before publishing a checkpoint, a writer MUST verify that the number of `add` rows it wrote equals the
+    number of live files of the version"
+    """
+    df = spark.range(0, 20, numPartitions=2).selectExpr("named_struct('path', cast(id as string)) as add")
+    task = task_files.SidecarTask(
+        LocalSink(Location.parse(tmp_path)),
+        ("a.parquet", "b.parquet"),
+        ParquetLayout.of(df.schema, "snappy", spark.version),
+    )
+    sc = spark.sparkContext
+    group = f"driver-refuses-{tmp_path.name}"
+    sc.setJobGroup(group, "writer test: the driver asked for two sidecars")
+    try:
+        with pytest.raises(ValueError, match=r"the driver writes one sidecar, not 2"):
+            task_files.write_sidecar_files(df, task, driver=True)
+        ran = sc.statusTracker().getJobIdsForGroup(group)
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]  # None removes it
+    assert ran == [], f"Spark jobs {ran} ran before the refusal"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [], f"{tmp_path}: {sorted(tmp_path.iterdir())}"
