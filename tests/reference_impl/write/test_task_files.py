@@ -30,6 +30,8 @@ from reference_impl.write.options import CheckpointOptions
 from reference_impl.write.task_files import SPARK_SCHEMA_KEY, SPARK_VERSION_KEY, ParquetLayout, parquet_bytes
 from reference_impl.write.writer import write_checkpoint
 from tests.reference_impl.write.helpers import small_v2_table
+from tests.support.faults import FaultPlan, InjectedFault
+from tests.support.listings import listing_diff, snapshot_files
 
 SCHEMA = T.StructType(
     [
@@ -263,3 +265,32 @@ def test_the_driver_refuses_to_write_more_than_one_sidecar(spark: SparkSession, 
         sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]  # None removes it
     assert ran == [], f"Spark jobs {ran} ran before the refusal"
     assert sorted(p.name for p in tmp_path.iterdir()) == [], f"{tmp_path}: {sorted(tmp_path.iterdir())}"
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-WRITE-003", "CKPT-WRITE-004")
+@pytest.mark.parametrize("point", ["staged", "sidecar:1"])
+def test_a_write_that_fails_after_the_driver_created_its_sidecar_deletes_it(
+    point: str, spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The crash tests force the task path (``--actions-per-sidecar``): here the driver writes the small
+    table's one sidecar, then the write fails at ``point`` (read back and counted — so the sidecar was
+    there —, or published); the run's sidecar (and any temporary) is deleted: the table's files are as
+    they were.
+
+    Spec: CKPT-WRITE-003
+    "Writing a checkpoint MUST NOT change the table state that a conforming reader reports for
+    any version."
+    """
+    table = small_v2_table(tmp_path / "table")
+    (table / "_delta_log" / "_sidecars").mkdir()
+    before = snapshot_files(table)
+    monkeypatch.setattr(task_files, "_map_in_arrow", _no_sidecar_job)
+    progress = CheckpointOptions().progress
+    options = CheckpointOptions(spec="v2", hooks=FaultPlan(raise_at=frozenset({point})), progress=progress)
+    with pytest.raises(InjectedFault, match=f"injected fault at {point}"):
+        write_checkpoint(table, options=options, spark=spark)
+    phases = [p for p in progress.timings if p.startswith("write sidecars")]
+    assert phases == ["write sidecars (by the driver)"], f"{table}: phases {list(progress.timings)}"
+    changes = listing_diff(before, snapshot_files(table))
+    assert not changes, f"{table}: after the fault at {point}: {changes}"
