@@ -376,10 +376,11 @@ def _reconcile(
         file_actions = file_actions.withColumn(_KEY, key).repartition(partitions, _KEY)
     if not needs_merge:
         return file_actions.select(*FILE_ACTIONS)
-    path, dv = file_identity(root)
+    # Partitioned, _KEY tells the paths apart: the canonical path's expression is not built (issue #12).
+    path, dv = (F.col(_KEY), _dv_identity()) if partitions is not None else file_identity(root)
     last = F.max_by(F.struct(*FILE_ACTIONS), F.struct("version", "ord"))
     return (
-        file_actions.groupBy(F.col(_KEY) if partitions is not None else path, dv)
+        file_actions.groupBy(path, dv)
         .agg(last.alias("_last"))
         .select(*[F.col(f"_last.{kind}").alias(kind) for kind in FILE_ACTIONS])
     )
@@ -392,8 +393,12 @@ def file_identity(root: Location) -> tuple[Column, Column]:
     """The identity of a file action row (columns ``add``, ``remove``): its canonical path
     (``CKPT-CONTENT-014``, relative to ``root``) as ``_path`` and its deletion-vector id as ``_dv``."""
     key_path = canonical_path(F.coalesce(F.col("add.path"), F.col("remove.path")), root)
-    key_dv = dv_unique_id(F.coalesce(F.col("add.deletionVector"), F.col("remove.deletionVector")))
-    return key_path.alias("_path"), key_dv.alias("_dv")
+    return key_path.alias("_path"), _dv_identity()
+
+
+def _dv_identity() -> Column:
+    """The deletion-vector part of :func:`file_identity`, as ``_dv``."""
+    return dv_unique_id(F.coalesce(F.col("add.deletionVector"), F.col("remove.deletionVector"))).alias("_dv")
 
 
 def unexpired(min_tombstone_ms: int) -> Column:
