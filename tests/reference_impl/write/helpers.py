@@ -127,6 +127,11 @@ CHECKPOINT_KINDS: dict[str, tuple[str, CheckpointOptions]] = {
 }
 
 
+def no_sidecar_job(*args: object) -> None:
+    """Patched over ``task_files._map_in_arrow``: fails a test whose sidecar should be written by the driver."""
+    raise AssertionError("the sidecar job (mapInArrow: a Spark Python worker a task) ran")
+
+
 def small_v2_table(path: Path, commits: int = 7) -> Path:
     """A hand-written log: protocol and metadata (``v2Checkpoint``, policy v2), then two files a commit.
 

@@ -31,7 +31,11 @@ from reference_impl.read.snapshot import read_snapshot
 from reference_impl.storage import Location, storage_for
 from reference_impl.storage.hadoop import HadoopStorage
 from reference_impl.storage.local import is_temp_of
+from reference_impl.write import task_files
+from reference_impl.write.options import CheckpointOptions
+from reference_impl.write.writer import write_checkpoint
 from tests.reference_impl.cleanup.conftest import CleanupTables
+from tests.reference_impl.write.helpers import no_sidecar_job, small_v2_table
 from tests.support.listings import log_files
 from tests.support.servers.hdfs import HdfsServer
 from tests.support.servers.processes import refused_port
@@ -252,3 +256,34 @@ def test_hdfs_task_sink_never_shows_a_partial_file_at_its_name(
     assert storage.read_bytes(directory / name) == data
     assert sink.create(name, b"another attempt") is False
     assert storage.read_bytes(directory / name) == data, f"{directory}/{name}: the taken file changed"
+
+
+@pytest.mark.spark
+@pytest.mark.requirement("CKPT-WRITE-005", "CKPT-WRITE-006")
+def test_a_small_table_s_sidecar_is_created_on_hdfs_by_the_driver(
+    spark: SparkSession, hdfs_tables: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A seven-commit V2 table on HDFS: its one sidecar is created by the driver through the HDFS task
+    sink (hdfs-native in the driver's Python, no sidecar job), read back (12 adds) and referenced; no
+    hidden temp file is left in ``_sidecars/``; our reader reads the state through the checkpoint. The
+    cluster and crash tests pass ``actions_per_sidecar`` and so only ever test the tasks' path.
+
+    Spec: CKPT-WRITE-005
+    "Before publishing a checkpoint, a writer MUST verify that the number of `add` rows it wrote equals the
+    number of live files of the version"
+    """
+    table = upload(spark, small_v2_table(tmp_path / "t"), f"{hdfs_tables}/driver-sidecar")
+    monkeypatch.setattr(task_files, "_map_in_arrow", no_sidecar_job)
+    progress = CheckpointOptions().progress
+    result = write_checkpoint(table, options=CheckpointOptions(spec="v2", progress=progress), spark=spark)
+    phases = [p for p in progress.timings if p.startswith("write sidecars")]
+    assert phases == ["write sidecars (by the driver)"], f"{table}: phases {list(progress.timings)}"
+    assert [(f.rows, f.adds) for f in result.sidecars] == [(12, 12)], f"{table}: {result.sidecars}"
+    directory = Location.parse(f"{table}/_delta_log/_sidecars")
+    listed = [f.name for f in storage_for(directory, session=lambda: spark).list_dir(directory)]
+    assert [n for n in listed if n.startswith(".")] == [], f"{directory}: {listed}"
+    assert result.sidecars[0].name.removeprefix("_sidecars/") in listed, f"{directory}: {listed}"
+    snap = read_snapshot(spark, table)
+    assert snap.checkpoint is not None and snap.num_files == 12, (
+        f"{table}: read through {snap.source()['checkpoint']}, {snap.num_files} files"
+    )

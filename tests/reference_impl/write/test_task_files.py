@@ -29,7 +29,7 @@ from reference_impl.write import task_files
 from reference_impl.write.options import CheckpointOptions
 from reference_impl.write.task_files import SPARK_SCHEMA_KEY, SPARK_VERSION_KEY, ParquetLayout, parquet_bytes
 from reference_impl.write.writer import write_checkpoint
-from tests.reference_impl.write.helpers import small_v2_table
+from tests.reference_impl.write.helpers import no_sidecar_job, small_v2_table
 from tests.support.faults import FaultPlan, InjectedFault
 from tests.support.listings import listing_diff, snapshot_files
 
@@ -147,10 +147,6 @@ def test_the_sidecar_job_puts_the_session_s_arrow_batch_setting_back(
     assert sum(pq.read_metadata(tmp_path / n).num_rows for n in names) == 3000
 
 
-def _no_sidecar_job(*args: object) -> None:
-    raise AssertionError("the sidecar job (mapInArrow: a Spark Python worker a task) ran")
-
-
 @pytest.mark.spark
 @pytest.mark.requirement("CKPT-WRITE-005")
 def test_the_driver_writes_one_partition_into_the_task_s_bytes_and_the_observation_fires(
@@ -185,7 +181,7 @@ def test_the_driver_writes_one_partition_into_the_task_s_bytes_and_the_observati
         (tmp_path / where).mkdir()
         sink = LocalSink(Location.parse(tmp_path / where))
         if where == "driver":
-            monkeypatch.setattr(task_files, "_map_in_arrow", _no_sidecar_job)
+            monkeypatch.setattr(task_files, "_map_in_arrow", no_sidecar_job)
             observation = Observation()
             df = df.observe(observation, F.count(F.lit(1)).alias("rows"), F.count("add").alias("adds"))
         files = task_files.write_sidecar_files(
@@ -222,7 +218,7 @@ def test_a_small_table_s_sidecar_is_written_by_the_driver_as_its_task_would(
             if where == "tasks":
                 patch.setattr(task_files, "DRIVER_ROWS", -1)
             else:
-                patch.setattr(task_files, "_map_in_arrow", _no_sidecar_job)
+                patch.setattr(task_files, "_map_in_arrow", no_sidecar_job)
             result = write_checkpoint(table, options=options, spark=spark)
         phases = [p for p in progress.timings if p.startswith("write sidecars")]
         expected = (
@@ -285,7 +281,7 @@ def test_a_write_that_fails_after_the_driver_created_its_sidecar_deletes_it(
     table = small_v2_table(tmp_path / "table")
     (table / "_delta_log" / "_sidecars").mkdir()
     before = snapshot_files(table)
-    monkeypatch.setattr(task_files, "_map_in_arrow", _no_sidecar_job)
+    monkeypatch.setattr(task_files, "_map_in_arrow", no_sidecar_job)
     progress = CheckpointOptions().progress
     options = CheckpointOptions(spec="v2", hooks=FaultPlan(raise_at=frozenset({point})), progress=progress)
     with pytest.raises(InjectedFault, match=f"injected fault at {point}"):
