@@ -202,8 +202,9 @@ class _Writer:
         if self.partial is None:
             return log_estimate(*replayed_bytes(self.snap.segment, self.snap.checkpoint))
         actions, estimated_bytes = log_estimate(*self.partial.replayed)
-        bound = actions if self.partial.rows is None else self.partial.rows
-        return min(actions, bound), estimated_bytes
+        if self.partial.rows is not None:
+            actions = min(actions, self.partial.rows)
+        return actions, estimated_bytes
 
     def estimated_sidecars(self) -> int:
         """How many sidecars a state gets that is not counted before it is written (:meth:`_estimate`);
